@@ -1,0 +1,79 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import type { Config } from './config.ts';
+import { activeKeyHashes, hashKey } from './keys-store.ts';
+import { problem, sendProblem } from './problem.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Who the API key belongs to; jobs and rate limits are per principal. */
+    principal: string;
+  }
+  interface FastifyContextConfig {
+    /** Routes that need no API key (GET /openapi). */
+    public?: boolean;
+  }
+}
+
+/** How stale the view of CLI-managed keys may get: a revoked key stops working within this. */
+const STORE_REFRESH_MS = 5_000;
+/** An unknown key triggers a re-read at most this often, so a new key works at once. */
+const MISS_REFRESH_MS = 1_000;
+
+/**
+ * Resolves bearer keys to principals: keys from FORECAST_API_KEYS, and keys created with the
+ * CLI. The DuckDB file is opened briefly and read-only, never held, so the CLI can always write.
+ */
+export class KeyResolver {
+  private readonly envKeys: Map<string, string>;
+  private storeKeys = new Map<string, string>();
+  private loadedAt = 0;
+  private loading: Promise<void> | undefined;
+
+  constructor(private readonly config: Pick<Config, 'dataDir' | 'envKeys'>) {
+    this.envKeys = new Map(config.envKeys.map(({ principal, key }) => [hashKey(key), principal]));
+  }
+
+  async resolve(key: string): Promise<string | undefined> {
+    const hash = hashKey(key);
+    const fromEnv = this.envKeys.get(hash);
+    if (fromEnv) return fromEnv;
+    const age = Date.now() - this.loadedAt;
+    if (age > STORE_REFRESH_MS || (!this.storeKeys.has(hash) && age > MISS_REFRESH_MS)) await this.reload();
+    return this.storeKeys.get(hash);
+  }
+
+  private reload(): Promise<void> {
+    this.loading ??= activeKeyHashes(this.config.dataDir)
+      .then((keys) => {
+        this.storeKeys = keys;
+        this.loadedAt = Date.now();
+      })
+      // The CLI may hold the file for a moment: keep the last good view and try again later.
+      .catch(() => undefined)
+      .finally(() => {
+        this.loading = undefined;
+      });
+    return this.loading;
+  }
+}
+
+function bearerToken(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization;
+  const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+  return match?.[1];
+}
+
+export const authPlugin = fp(async (app: FastifyInstance, opts: { resolver: KeyResolver }) => {
+  app.decorateRequest('principal', '');
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.is404 || request.routeOptions.config.public) return;
+    const token = bearerToken(request);
+    const principal = token ? await opts.resolver.resolve(token) : undefined;
+    if (!principal) {
+      reply.header('WWW-Authenticate', 'Bearer');
+      return sendProblem(reply, problem(401, 'invalid_auth', token ? 'the API key is not valid' : 'send an API key as "Authorization: Bearer <API_KEY>"'));
+    }
+    request.principal = principal;
+  });
+});

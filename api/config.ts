@@ -1,0 +1,47 @@
+import path from 'node:path';
+
+/** Service configuration, read once from the environment (documented in the README). */
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  /** `principal:key` pairs from FORECAST_API_KEYS, for development and tests. */
+  envKeys: { principal: string; key: string }[];
+  defaultModel: string;
+  rateLimit: { perSecond: number; burst: number };
+  maxBodyBytes: number;
+}
+
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < min) throw new Error(`${name} must be a number >= ${min}; got '${raw}'`);
+  return value;
+}
+
+export function parseApiKeys(raw: string | undefined): Config['envKeys'] {
+  if (!raw) return [];
+  return raw
+    .split(',')
+    .map((pair) => pair.trim())
+    .filter(Boolean)
+    .map((pair) => {
+      const at = pair.indexOf(':');
+      if (at <= 0 || at === pair.length - 1) throw new Error(`FORECAST_API_KEYS entries are principal:key pairs; got '${pair}'`);
+      return { principal: pair.slice(0, at), key: pair.slice(at + 1) };
+    });
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  return {
+    port: integer(env, 'PORT', 8080),
+    host: env.HOST || '0.0.0.0',
+    dataDir: path.resolve(env.DATA_DIR || './data'),
+    envKeys: parseApiKeys(env.FORECAST_API_KEYS),
+    // The machine-readable reference names t0-beta as the default model (README, Decisions).
+    defaultModel: env.DEFAULT_MODEL || 't0-beta',
+    rateLimit: { perSecond: integer(env, 'RATE_LIMIT_PER_SECOND', 10), burst: integer(env, 'RATE_LIMIT_BURST', 50, 1) },
+    maxBodyBytes: integer(env, 'MAX_BODY_BYTES', 64 * 1024 * 1024, 1024),
+  };
+}

@@ -1,0 +1,25 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { warmUpModel } from '../../engine/warmup.ts';
+import { parseOr422 } from '../errors-plugin.ts';
+import { ModelQuery } from '../query-schemas.ts';
+
+export const WarmupResponse = z
+  .object({
+    model: z.string(),
+    status: z.literal('ready'),
+    load_time_ms: z.number().meta({ description: 'Time spent loading and initialising the model, in milliseconds.' }),
+    cloud: z.string().nullable(),
+    region: z.string().nullable(),
+  })
+  .meta({ id: 'WarmupResponse' });
+
+/** GET /warmup (reference 4.4): loads the model ahead of traffic and says how long it took. */
+export async function warmupRoutes(app: FastifyInstance, opts: { defaultModel: string }): Promise<void> {
+  const querySchema = ModelQuery(opts.defaultModel);
+  app.get('/warmup', async (request): Promise<z.output<typeof WarmupResponse>> => {
+    const query = parseOr422(querySchema, request.query, 'query');
+    const { model, loadTimeMs } = await warmUpModel(query.model);
+    return { model, status: 'ready', load_time_ms: Math.round(loadTimeMs * 1000) / 1000, cloud: query.cloud ?? null, region: query.region ?? null };
+  });
+}

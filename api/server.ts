@@ -1,0 +1,24 @@
+import Fastify, { type FastifyInstance } from 'fastify';
+import { authPlugin, KeyResolver } from './auth.ts';
+import type { Config } from './config.ts';
+import { errorsPlugin } from './errors-plugin.ts';
+import { buildOpenApiDocument } from './openapi.ts';
+import { rateLimitPlugin } from './rate-limit.ts';
+import { forecastRoutes } from './routes/forecast.ts';
+import { warmupRoutes } from './routes/warmup.ts';
+
+/** The HTTP service: each concern a plugin, each route its schema. */
+export async function buildServer(config: Config, options: { logger?: boolean } = {}): Promise<FastifyInstance> {
+  const app = Fastify({ logger: options.logger ?? false, bodyLimit: config.maxBodyBytes });
+  // JSON only: a text/plain body is refused with 415 instead of failing validation as a string.
+  app.removeContentTypeParser('text/plain');
+  await app.register(errorsPlugin);
+  await app.register(authPlugin, { resolver: new KeyResolver(config) });
+  await app.register(rateLimitPlugin, config.rateLimit);
+
+  const openapi = buildOpenApiDocument(config.defaultModel);
+  app.get('/openapi', { config: { public: true } }, async () => openapi);
+  await app.register(forecastRoutes, { defaultModel: config.defaultModel });
+  await app.register(warmupRoutes, { defaultModel: config.defaultModel });
+  return app;
+}

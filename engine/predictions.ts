@@ -1,0 +1,39 @@
+import type { ForecastOutput } from '../models/types.ts';
+import type { Freq } from './frequencies.ts';
+import { computeMetrics, type Metrics } from './metrics.ts';
+import type { InputSerie } from './request-schema.ts';
+import { quantileKey } from './quantile-key.ts';
+import { buildFutureIndex } from './time-index.ts';
+
+/** Prediction of the response (reference 2.5). */
+export interface Prediction {
+  prediction: Record<string, number[]>;
+  index: string[];
+  metrics: Metrics | null;
+}
+
+/**
+ * Timestamps of steps fcd..fcd+horizon-1: the input's own index entries where they exist,
+ * then the index continued past its end on the frequency's calendar grid.
+ */
+export function forecastIndex(serie: InputSerie, fcd: number, horizon: number, freq: Freq): string[] {
+  const n = serie.index.length;
+  const known = serie.index.slice(fcd, Math.min(n, fcd + horizon));
+  const beyond = fcd + horizon - Math.max(n, fcd);
+  return beyond > 0 ? known.concat(buildFutureIndex(serie.index[n - 1], freq, beyond)) : known;
+}
+
+export function buildPrediction(serie: InputSerie, fcd: number, horizon: number, freq: Freq, levels: readonly number[], output: ForecastOutput): Prediction {
+  const prediction: Record<string, number[]> = { mean: Array.from(output.mean) };
+  levels.forEach((level, k) => {
+    prediction[quantileKey(level)] = Array.from(output.quantiles[k]);
+  });
+  // Steps whose true value is in the target are scored; a pure forecast has none.
+  const knownSteps = Math.max(0, Math.min(horizon, serie.target.length - fcd));
+  let metrics: Metrics | null = null;
+  if (knownSteps > 0) {
+    const actual = serie.target.slice(fcd, fcd + knownSteps);
+    metrics = computeMetrics(actual, output.mean.subarray(0, knownSteps), levels, output.quantiles.map((q) => q.subarray(0, knownSteps)));
+  }
+  return { prediction, index: forecastIndex(serie, fcd, horizon, freq), metrics };
+}

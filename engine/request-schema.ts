@@ -1,0 +1,167 @@
+import { z } from 'zod';
+import { FREQUENCIES } from './frequencies.ts';
+import { parseTimestamp } from './time-index.ts';
+
+/**
+ * The forecast request of the API reference (sections 2.1-2.4), as zod schemas. These schemas
+ * validate requests, type the engine and generate the OpenAPI document: no other copy exists.
+ * Objects are strict: an unknown property is a typo the caller wants to hear about.
+ */
+
+export const MAX_HORIZON = 10_000;
+export const DEFAULT_QUANTILES = [0.1, 0.9, 0.4, 0.5];
+
+const NUMERIC_STRING = /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/;
+
+/** A target value: a finite number, or a numeric string (the reference allows both). */
+export const TargetValue = z
+  .union([z.number(), z.string().regex(NUMERIC_STRING, 'expected a number or a numeric string')], { error: 'expected a number or a numeric string' })
+  .transform((v) => Number(v))
+  .refine(Number.isFinite, 'expected a finite number')
+  .meta({ description: 'A number, or a string holding a number.' });
+
+export const Timestamp = z
+  .string()
+  .refine((s) => parseTimestamp(s) !== null, 'expected a date (YYYY-MM-DD) or an ISO 8601 date-time')
+  .meta({ description: 'A date (`YYYY-MM-DD`) or an ISO 8601 date-time (`YYYY-MM-DDTHH:MM:SS`, optional fraction and offset).', example: '2024-01-31' });
+
+/** Covariate values: numbers for most models; strings only for models that take categories. */
+const CovariateValue = z.union([z.number(), z.string()], { error: 'expected a number or a string' });
+const VariableName = z.string().min(1).max(100);
+
+export const InputSerie = z
+  .strictObject({
+    target: z.array(TargetValue).min(1),
+    index: z.array(Timestamp).min(1),
+    hist_variables: z.record(VariableName, z.array(CovariateValue)).default({}),
+    future_variables_index: z.array(Timestamp).default([]),
+    future_variables: z.record(VariableName, z.array(CovariateValue)).default({}),
+    static_variables: z.record(VariableName, z.union([z.number(), z.string()])).default({}),
+    fcds: z
+      .array(z.int().min(1, 'a forecast creation date needs at least one observation of history'))
+      .min(1, 'give at least one forecast creation date, or null for the latest')
+      .nullable()
+      .default(null),
+    only_as_context: z.boolean().default(false),
+  })
+  .meta({ id: 'InputSerie' });
+
+const CountryCode = z.string().length(2);
+
+export const Covariate = z
+  .discriminatedUnion('type', [
+    z.strictObject({
+      type: z.literal('holidays'),
+      config: z.strictObject({
+        country: CountryCode,
+        smoothing_method: z.enum(['auto', 'none', 'gaussian', 'exponential', 'ramp', 'flat']).default('auto'),
+        window_size: z.int().min(1).max(15).default(15),
+        sigma: z.number().gt(0).default(7),
+        ramp_days: z.int().min(1).max(35).default(14),
+      }),
+    }),
+    z.strictObject({
+      type: z.literal('events'),
+      config: z.strictObject({ country: z.union([CountryCode, z.literal('Global')]) }),
+    }),
+    z.strictObject({
+      type: z.literal('float'),
+      config: z.strictObject({ data_source: z.string().min(1), column: z.string().min(1).max(100) }),
+    }),
+    z.strictObject({
+      type: z.literal('forex'),
+      config: z.strictObject({ base: z.string().length(3).default('EUR'), target: z.string().length(3) }),
+    }),
+    z.strictObject({
+      type: z.literal('temporal_features'),
+      config: z.strictObject({
+        components: z.array(z.string()).nullable().default(null),
+        seasonal_features: z
+          .strictObject({
+            month_of_year: z.number().positive(),
+            day_of_month: z.number().positive(),
+            day_of_week: z.number().positive(),
+            day_of_year: z.number().positive(),
+            week_of_year: z.number().positive(),
+            hour_of_day: z.number().positive(),
+            hour_of_week: z.number().positive(),
+            minute_of_hour: z.number().positive(),
+            minute_of_day: z.number().positive(),
+            second_of_minute: z.number().positive(),
+          })
+          .partial()
+          .nullable()
+          .default(null),
+      }),
+    }),
+  ])
+  .meta({ id: 'Covariate' });
+
+const SeasonLength = z.int().min(1).nullable();
+
+export const ModelConfig = z
+  .discriminatedUnion('model', [
+    z.strictObject({ model: z.literal('aarima'), config: z.strictObject({ season_length: SeasonLength.default(null) }) }),
+    z.strictObject({ model: z.literal('aets'), config: z.strictObject({ season_length: SeasonLength.default(null) }) }),
+    z.strictObject({ model: z.literal('chronos-2'), config: z.strictObject({ is_global: z.boolean().default(false) }) }),
+    z.strictObject({ model: z.literal('naive'), config: z.strictObject({ season_length: SeasonLength.default(1) }) }),
+    z.strictObject({ model: z.literal('seasonal-naive'), config: z.strictObject({ season_length: SeasonLength.default(null) }) }),
+  ])
+  .meta({ id: 'ModelConfig' });
+
+export const ForecastRequest = z
+  .strictObject({
+    series: z.array(InputSerie).min(1),
+    horizon: z.int().min(1).max(MAX_HORIZON),
+    freq: z.enum(FREQUENCIES),
+    context: z.int().min(1).nullable().default(null),
+    quantiles: z
+      .array(z.number().gt(0).lt(1))
+      .refine((q) => new Set(q).size === q.length, 'quantiles must be distinct')
+      .nullable()
+      .default(null),
+    covariates: z.array(Covariate).nullable().default(null),
+    model_config: ModelConfig.nullable().default(null),
+  })
+  .superRefine(checkLengths)
+  .meta({ id: 'ForecastRequest' });
+
+export type ForecastRequest = z.output<typeof ForecastRequest>;
+export type InputSerie = z.output<typeof InputSerie>;
+export type Covariate = z.output<typeof Covariate>;
+
+/** Rules between fields that a single field's schema cannot see (section 2.2). */
+function checkLengths(req: z.output<z.ZodObject<any>>, ctx: z.RefinementCtx): void {
+  const { series, horizon } = req as { series: InputSerie[]; horizon: number };
+  series.forEach((s, i) => {
+    const at = (...rest: (string | number)[]) => ['series', i, ...rest];
+    const n = s.target.length;
+    if (s.index.length !== n) {
+      ctx.addIssue({ code: 'custom', path: at('index'), message: `index has ${s.index.length} entries; target has ${n}: they must be the same length` });
+    } else {
+      const times = s.index.map((t) => parseTimestamp(t)?.time.toMillis() ?? NaN);
+      const bad = times.findIndex((t, j) => j > 0 && !(t > times[j - 1]));
+      if (bad > 0) ctx.addIssue({ code: 'custom', path: at('index', bad), message: `index must increase strictly: ${s.index[bad]} does not come after ${s.index[bad - 1]}` });
+    }
+    s.fcds?.forEach((k, j) => {
+      if (k > n) ctx.addIssue({ code: 'custom', path: at('fcds', j), message: `forecast creation date ${k} is past the end of the target (${n} observations)` });
+    });
+    const lastFcd = s.fcds ? Math.max(...s.fcds) : n;
+    const histLengths = [...new Set([n, lastFcd])];
+    for (const [name, values] of Object.entries(s.hist_variables)) {
+      if (!histLengths.includes(values.length)) {
+        ctx.addIssue({ code: 'custom', path: at('hist_variables', name), message: `has ${values.length} values; expected ${histLengths.join(' or ')} (the target length${s.fcds ? ' or the largest forecast creation date' : ''})` });
+      }
+    }
+    const futureLengths = [...new Set([lastFcd + horizon, n + horizon])];
+    for (const [name, values] of Object.entries(s.future_variables)) {
+      if (!futureLengths.includes(values.length)) {
+        ctx.addIssue({ code: 'custom', path: at('future_variables', name), message: `has ${values.length} values; expected ${futureLengths.join(' or ')} (history length${s.fcds ? ' up to the largest forecast creation date' : ''} + horizon ${horizon})` });
+      }
+    }
+    const futureLength = Object.values(s.future_variables)[0]?.length;
+    if (s.future_variables_index.length > 0 && futureLength !== undefined && s.future_variables_index.length !== futureLength) {
+      ctx.addIssue({ code: 'custom', path: at('future_variables_index'), message: `has ${s.future_variables_index.length} entries; the future variables have ${futureLength} values` });
+    }
+  });
+}

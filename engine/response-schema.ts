@@ -1,0 +1,28 @@
+import { z } from 'zod';
+
+/** The forecast response of the reference (2.5), for the OpenAPI document and response tests. */
+export const MetricsSchema = z
+  .object({
+    mae: z.number().nullable(),
+    mape: z.number().nullable(),
+    crps: z.number().nullable(),
+    wape: z.number().nullable(),
+    scaled_bias: z.number().nullable(),
+  })
+  .meta({ id: 'Metrics', description: 'Accuracy over the forecast steps whose true value is known; null where undefined.' });
+
+export const PredictionSchema = z
+  .object({
+    prediction: z.record(z.string(), z.array(z.number())).meta({ description: '`mean` and one key per requested quantile, written as its decimal string ("0.1").' }),
+    index: z.array(z.string()),
+    metrics: MetricsSchema.nullable(),
+  })
+  .meta({ id: 'Prediction' });
+
+export const ForecastResponseSchema = z
+  .object({
+    status: z.enum(['completed', 'in_progress', 'failed']),
+    series: z.array(z.array(PredictionSchema)).nullable(),
+    error: z.object({ code: z.string(), message: z.string() }).optional(),
+  })
+  .meta({ id: 'ForecastResponse' });

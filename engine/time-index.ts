@@ -1,0 +1,100 @@
+import { DateTime, FixedOffsetZone } from 'luxon';
+import { STEP, isSubDaily, type Freq } from './frequencies.ts';
+
+/**
+ * Index entries are dates (`2024-01-31`) or date-times (`2024-01-31T10:00:00`, optional
+ * fraction, optional `Z` or `+01:00` offset, `T` or a space between date and time).
+ * Forecast timestamps are written back in the same shape as the input's last entry.
+ */
+interface IndexFormat {
+  dateOnly: boolean;
+  separator: 'T' | ' ';
+  seconds: boolean;
+  fractionDigits: number;
+  /** The literal zone suffix of the input: '', 'Z', '+01:00' or '+0100'. */
+  zone: string;
+}
+
+export interface ParsedTimestamp {
+  time: DateTime;
+  format: IndexFormat;
+}
+
+const PATTERN =
+  /^(\d{4})-(\d{2})-(\d{2})(?:([T ])(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
+
+/** Parses one index entry; null when it is not a valid calendar date or date-time. */
+export function parseTimestamp(text: string): ParsedTimestamp | null {
+  const m = PATTERN.exec(text);
+  if (!m) return null;
+  const [, y, mo, d, sep, hh, mi, ss, frac, zone] = m;
+  const zoneText = zone ?? '';
+  const zoneObject = zoneText === '' || zoneText === 'Z' ? 'utc' : FixedOffsetZone.instance(offsetMinutes(zoneText));
+  const time = DateTime.fromObject(
+    {
+      year: +y,
+      month: +mo,
+      day: +d,
+      hour: hh === undefined ? 0 : +hh,
+      minute: mi === undefined ? 0 : +mi,
+      second: ss === undefined ? 0 : +ss,
+      millisecond: frac === undefined ? 0 : Math.floor(+`0.${frac}` * 1000),
+    },
+    { zone: zoneObject },
+  );
+  if (!time.isValid) return null;
+  return {
+    time,
+    format: {
+      dateOnly: sep === undefined,
+      separator: sep === ' ' ? ' ' : 'T',
+      seconds: ss !== undefined,
+      fractionDigits: frac?.length ?? 0,
+      zone: zoneText,
+    },
+  };
+}
+
+function offsetMinutes(zone: string): number {
+  const sign = zone.startsWith('-') ? -1 : 1;
+  const digits = zone.slice(1).replace(':', '');
+  return sign * (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2, 4)));
+}
+
+export function formatTimestamp(time: DateTime, format: IndexFormat): string {
+  const date = time.toFormat('yyyy-MM-dd');
+  if (format.dateOnly) return date;
+  let clock = time.toFormat(format.seconds ? 'HH:mm:ss' : 'HH:mm');
+  if (format.fractionDigits > 0) {
+    clock += '.' + String(time.millisecond).padStart(3, '0').padEnd(format.fractionDigits, '0').slice(0, format.fractionDigits);
+  }
+  return date + format.separator + clock + format.zone;
+}
+
+/**
+ * The `count` timestamps that follow `last` on the frequency's grid.
+ * Monthly, quarterly and yearly steps keep the input's anchor: a month-end date continues
+ * on month ends (Jan 31 -> Feb 29 -> Mar 31), any other day keeps its day of month, clamped
+ * to shorter months and counted from `last` so that it never drifts (Jan 30 -> Feb 29 -> Mar 30).
+ */
+export function buildFutureIndex(last: string, freq: Freq, count: number): string[] {
+  const parsed = parseTimestamp(last);
+  if (!parsed) throw new RangeError(`not a timestamp: ${last}`);
+  const { time } = parsed;
+  // A date-only index cannot express sub-daily steps; the forecast gains a time of day.
+  const format: IndexFormat = parsed.format.dateOnly && isSubDaily(freq) ? { ...parsed.format, dateOnly: false, seconds: true } : parsed.format;
+  const step = STEP[freq];
+  const monthEnd = time.day === time.daysInMonth;
+  const out: string[] = new Array(count);
+  for (let i = 1; i <= count; i++) {
+    let next: DateTime;
+    if (step.kind === 'fixed') next = time.plus({ milliseconds: step.ms * i });
+    else if (step.kind === 'days') next = time.plus({ days: step.days * i });
+    else {
+      next = time.plus({ months: step.months * i });
+      if (monthEnd) next = next.set({ day: next.daysInMonth });
+    }
+    out[i - 1] = formatTimestamp(next, format);
+  }
+  return out;
+}

@@ -1,0 +1,50 @@
+import os from 'node:os';
+import { Piscina } from 'piscina';
+import type { ForecastTask } from '../models/types.ts';
+import type { WorkerBatch, WorkerResult } from './local-model-worker.ts';
+
+/**
+ * A pool of worker threads for local model fitting, so a long fit never blocks the event loop.
+ * Workers start from a small JavaScript bootstrap that registers tsx and loads the TypeScript
+ * task module.
+ */
+let pool: Piscina | undefined;
+
+export function workerThreads(): number {
+  const configured = Number(process.env.MODEL_THREADS);
+  return Number.isInteger(configured) && configured > 0 ? configured : Math.max(1, os.availableParallelism());
+}
+
+function getPool(): Piscina {
+  if (!pool) {
+    const threads = workerThreads();
+    pool = new Piscina({
+      filename: new URL('./worker-bootstrap.mjs', import.meta.url).href,
+      workerData: { taskModule: new URL('./local-model-worker.ts', import.meta.url).href },
+      minThreads: threads,
+      maxThreads: threads,
+      idleTimeout: 60_000,
+    });
+  }
+  return pool;
+}
+
+/** Runs the tasks of one local model across the pool, in chunks, keeping the input order. */
+export async function runLocalTasks(model: string, tasks: ForecastTask[]): Promise<WorkerResult[]> {
+  if (tasks.length === 0) return [];
+  const p = getPool();
+  // A few chunks per thread balance uneven fit times without paying a message per task.
+  const chunkSize = Math.max(1, Math.ceil(tasks.length / (p.options.maxThreads * 4)));
+  const chunks: Promise<WorkerResult[]>[] = [];
+  for (let start = 0; start < tasks.length; start += chunkSize) {
+    const batch: WorkerBatch = { model, tasks: tasks.slice(start, start + chunkSize) };
+    chunks.push(p.run(batch));
+  }
+  return (await Promise.all(chunks)).flat();
+}
+
+export async function closeWorkerPool(): Promise<void> {
+  const p = pool;
+  pool = undefined;
+  await p?.destroy();
+}
