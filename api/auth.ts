@@ -30,7 +30,10 @@ export class KeyResolver {
   private loadedAt = 0;
   private loading: Promise<void> | undefined;
 
-  constructor(private readonly config: Pick<Config, 'dataDir' | 'envKeys'>) {
+  constructor(
+    private readonly config: Pick<Config, 'dataDir' | 'envKeys'>,
+    private readonly refresh = { staleMs: STORE_REFRESH_MS, missMs: MISS_REFRESH_MS },
+  ) {
     this.envKeys = new Map(config.envKeys.map(({ principal, key }) => [hashKey(key), principal]));
   }
 
@@ -39,7 +42,7 @@ export class KeyResolver {
     const fromEnv = this.envKeys.get(hash);
     if (fromEnv) return fromEnv;
     const age = Date.now() - this.loadedAt;
-    if (age > STORE_REFRESH_MS || (!this.storeKeys.has(hash) && age > MISS_REFRESH_MS)) await this.reload();
+    if (age > this.refresh.staleMs || (!this.storeKeys.has(hash) && age > this.refresh.missMs)) await this.reload();
     return this.storeKeys.get(hash);
   }
 

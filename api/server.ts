@@ -8,12 +8,12 @@ import { forecastRoutes } from './routes/forecast.ts';
 import { warmupRoutes } from './routes/warmup.ts';
 
 /** The HTTP service: each concern a plugin, each route its schema. */
-export async function buildServer(config: Config, options: { logger?: boolean } = {}): Promise<FastifyInstance> {
+export async function buildServer(config: Config, options: { logger?: boolean; keyResolver?: KeyResolver } = {}): Promise<FastifyInstance> {
   const app = Fastify({ logger: options.logger ?? false, bodyLimit: config.maxBodyBytes });
   // JSON only: a text/plain body is refused with 415 instead of failing validation as a string.
   app.removeContentTypeParser('text/plain');
   await app.register(errorsPlugin);
-  await app.register(authPlugin, { resolver: new KeyResolver(config) });
+  await app.register(authPlugin, { resolver: options.keyResolver ?? new KeyResolver(config) });
   await app.register(rateLimitPlugin, config.rateLimit);
 
   const openapi = buildOpenApiDocument(config.defaultModel);

@@ -1,0 +1,227 @@
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import { ForecastResponseSchema } from '../../engine/response-schema.ts';
+import { closeWorkerPool } from '../../engine/worker-pool.ts';
+import { AUTH, dailyRequest, testServer } from './helpers.ts';
+
+let app: FastifyInstance;
+beforeAll(async () => {
+  app = await testServer();
+});
+afterAll(async () => {
+  await app.close();
+  await closeWorkerPool();
+});
+
+const post = (body: unknown, query = 'model=naive', headers: Record<string, string> = AUTH) =>
+  app.inject({ method: 'POST', url: `/forecast?${query}`, headers, payload: body as object });
+
+describe('POST /forecast answers the reference response shape', () => {
+  test('one series without fcds yields series[0][0] with mean, quantile keys and the continued index', async () => {
+    const res = await post(dailyRequest({ quantiles: [0.1, 0.5, 0.95] }));
+    expect(res.statusCode).toBe(200);
+    const body = ForecastResponseSchema.parse(res.json());
+    expect(body.status).toBe('completed');
+    expect(body.series).toHaveLength(1);
+    const p = body.series![0][0];
+    expect(Object.keys(p.prediction)).toEqual(['mean', '0.1', '0.5', '0.95']);
+    expect(p.prediction.mean).toEqual([9, 9, 9]);
+    expect(p.index).toEqual(['2024-01-11', '2024-01-12', '2024-01-13']);
+    expect(p.metrics).toBeNull();
+    expect(p.prediction['0.1'][0]).toBeLessThan(9);
+    expect(p.prediction['0.95'][0]).toBeGreaterThan(9);
+  });
+
+  test('default quantiles are 0.1, 0.9, 0.4, 0.5', async () => {
+    const res = await post(dailyRequest());
+    expect(Object.keys(res.json().series[0][0].prediction)).toEqual(['mean', '0.1', '0.9', '0.4', '0.5']);
+  });
+
+  test('numeric strings are accepted as target values', async () => {
+    const req = dailyRequest();
+    (req.series[0] as { target: unknown[] }).target = req.series[0].target.map(String);
+    const res = await post(req);
+    expect(res.statusCode).toBe(200);
+    expect(res.json().series[0][0].prediction.mean).toEqual([9, 9, 9]);
+  });
+
+  test('fcds backtest: history of the first k values, index from the input, metrics over known steps', async () => {
+    const res = await post(dailyRequest({ quantiles: [0.5] }, { fcds: [5, 9, 10] }));
+    const [a, b, c] = res.json().series[0];
+    // k=5: last known value 5; actual steps 7, 6, 8.
+    expect(a.prediction.mean).toEqual([5, 5, 5]);
+    expect(a.index).toEqual(['2024-01-06', '2024-01-07', '2024-01-08']);
+    expect(a.metrics.mae).toBeCloseTo((2 + 1 + 3) / 3, 12);
+    expect(a.metrics.wape).toBeCloseTo(6 / 21, 12);
+    expect(a.metrics.scaled_bias).toBeCloseTo(-6 / 21, 12);
+    expect(a.metrics.crps).toBeCloseTo(2, 12);
+    expect(a.metrics.mape).toBeCloseTo((2 / 7 + 1 / 6 + 3 / 8) / 3, 12);
+    // k=9: one known step (9), then the index continues past the end.
+    expect(b.index).toEqual(['2024-01-10', '2024-01-11', '2024-01-12']);
+    expect(b.metrics.mae).toBeCloseTo(2, 12);
+    // k=10 = the end: nothing to score.
+    expect(c.metrics).toBeNull();
+  });
+
+  test('context limits the history each forecast sees', async () => {
+    const withContext = (await post(dailyRequest({ context: 3, quantiles: [0.9] }))).json().series[0][0];
+    const trimmed = (await post(dailyRequest({ quantiles: [0.9] }, { target: [8, 7, 9], index: ['2024-01-08', '2024-01-09', '2024-01-10'] }))).json().series[0][0];
+    expect(withContext.prediction['0.9']).toEqual(trimmed.prediction['0.9']);
+    const full = (await post(dailyRequest({ quantiles: [0.9] }))).json().series[0][0];
+    expect(full.prediction['0.9']).not.toEqual(trimmed.prediction['0.9']);
+  });
+
+  test('only_as_context series get an empty entry', async () => {
+    const req = dailyRequest();
+    req.series.push({ ...req.series[0], only_as_context: true } as (typeof req.series)[0]);
+    const res = await post(req);
+    expect(res.json().series[1]).toEqual([]);
+    expect(res.json().series[0]).toHaveLength(1);
+  });
+
+  test('model_config season_length makes naive seasonal', async () => {
+    const res = await post(dailyRequest({ model_config: { model: 'naive', config: { season_length: 3 } } }));
+    expect(res.json().series[0][0].prediction.mean).toEqual([8, 7, 9]);
+  });
+
+  test('seasonal-naive defaults its season to the frequency (7 for daily)', async () => {
+    const res = await post(dailyRequest(), 'model=seasonal-naive');
+    expect(res.json().series[0][0].prediction.mean).toEqual([6, 5, 7]);
+  });
+
+  test('horizon up to 10000 is accepted (the current limit, not the older 1000)', async () => {
+    const res = await post(dailyRequest({ horizon: 10000, quantiles: [] }));
+    expect(res.statusCode).toBe(200);
+    const p = res.json().series[0][0];
+    expect(p.prediction.mean).toHaveLength(10000);
+    expect(p.index[9999]).toBe('2051-05-28');
+  });
+});
+
+describe('validation: one errors entry per failing field, in the reference path form', () => {
+  const cases: [string, unknown, string][] = [
+    ['empty target', dailyRequest({}, { target: [], index: [] }), 'body.series[0].target'],
+    ['non-numeric target value', dailyRequest({}, { target: [1, 'x', 3, 4, 5, 6, 7, 8, 9, 10] }), 'body.series[0].target[1]'],
+    ['index length differs', dailyRequest({}, { index: ['2024-01-01'] }), 'body.series[0].index'],
+    ['index not a date', dailyRequest({}, { index: ['2024-01-01', 'tomorrow', ...Array(8).fill('2024-01-03')] }), 'body.series[0].index[1]'],
+    ['index not increasing', dailyRequest({}, { index: ['2024-01-02', '2024-01-01', ...Array.from({ length: 8 }, (_, i) => `2024-02-0${i + 1}`)] }), 'body.series[0].index[1]'],
+    ['fcds past the end', dailyRequest({}, { fcds: [3, 11] }), 'body.series[0].fcds[1]'],
+    ['fcds zero', dailyRequest({}, { fcds: [0] }), 'body.series[0].fcds[0]'],
+    ['fcds empty', dailyRequest({}, { fcds: [] }), 'body.series[0].fcds'],
+    ['horizon 0', dailyRequest({ horizon: 0 }), 'body.horizon'],
+    ['horizon 10001', dailyRequest({ horizon: 10001 }), 'body.horizon'],
+    ['horizon not an integer', dailyRequest({ horizon: 1.5 }), 'body.horizon'],
+    ['context 0', dailyRequest({ context: 0 }), 'body.context'],
+    ['quantile 0', dailyRequest({ quantiles: [0, 0.5] }), 'body.quantiles[0]'],
+    ['quantile 1', dailyRequest({ quantiles: [0.5, 1] }), 'body.quantiles[1]'],
+    ['duplicate quantiles', dailyRequest({ quantiles: [0.5, 0.5] }), 'body.quantiles'],
+    ['unknown frequency', dailyRequest({ freq: '2H' }), 'body.freq'],
+    ['missing horizon', { series: dailyRequest().series, freq: 'D' }, 'body.horizon'],
+    ['unknown top-level property', dailyRequest({ quantile: [0.5] }), 'body'],
+    ['unknown series property', dailyRequest({}, { targets: [1] }), 'body.series[0]'],
+    ['model_config unknown property', dailyRequest({ model_config: { model: 'naive', config: { season_length: 2, seasonality: 7 } } }), 'body.model_config.config'],
+    ['model_config season_length 0', dailyRequest({ model_config: { model: 'naive', config: { season_length: 0 } } }), 'body.model_config.config.season_length'],
+    ['model_config for another model', dailyRequest({ model_config: { model: 'aets', config: {} } }), 'body.model_config.model'],
+    ['hist_variables length', dailyRequest({}, { hist_variables: { price: [1, 2] } }), 'body.series[0].hist_variables.price'],
+    ['future_variables length', dailyRequest({}, { future_variables: { price: Array(10).fill(1) } }), 'body.series[0].future_variables.price'],
+    ['holidays country code', dailyRequest({ covariates: [{ type: 'holidays', config: { country: 'USA' } }] }), 'body.covariates[0].config.country'],
+    ['holidays window_size', dailyRequest({ covariates: [{ type: 'holidays', config: { country: 'US', window_size: 16 } }] }), 'body.covariates[0].config.window_size'],
+    ['covariate type', dailyRequest({ covariates: [{ type: 'weather', config: {} }] }), 'body.covariates[0].type'],
+    ['body not an object', [1, 2], 'body'],
+  ];
+  test.each(cases)('%s', async (_name, body, path) => {
+    const res = await post(body);
+    expect(res.statusCode).toBe(422);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    const problem = res.json();
+    expect(problem).toMatchObject({ status: 422, code: 'invalid_request', title: expect.any(String) });
+    expect(problem.errors.map((e: { path: string }) => e.path)).toContain(path);
+    expect(new Set(problem.errors.map((e: { path: string }) => e.path)).size).toBe(problem.errors.length);
+  });
+
+  test('several failing fields give several entries', async () => {
+    const res = await post(dailyRequest({ horizon: 0, context: 0, freq: 'X' }));
+    expect(res.json().errors.map((e: { path: string }) => e.path).sort()).toEqual(['body.context', 'body.freq', 'body.horizon']);
+  });
+
+  test('covariates sent to a model that cannot use them are refused, naming who can', async () => {
+    const hist = await post(dailyRequest({}, { hist_variables: { price: Array(10).fill(1) } }));
+    expect(hist.statusCode).toBe(422);
+    expect(hist.json().errors[0]).toMatchObject({ path: 'body.series[0].hist_variables', message: expect.stringContaining('chronos-2') });
+    const generated = await post(dailyRequest({ covariates: [{ type: 'holidays', config: { country: 'US' } }] }));
+    expect(generated.json().errors[0].path).toBe('body.covariates');
+    const statics = await post(dailyRequest({}, { static_variables: { size: 3 } }));
+    expect(statics.json().errors[0].path).toBe('body.series[0].static_variables');
+  });
+
+  test('a history too short for the model is a 422 naming the series', async () => {
+    const res = await post(dailyRequest({ model_config: { model: 'naive', config: { season_length: 24 } } }));
+    expect(res.statusCode).toBe(422);
+    expect(res.json().errors[0].path).toBe('body.series[0]');
+  });
+});
+
+describe('query parameters', () => {
+  test('unknown model', async () => {
+    const res = await post(dailyRequest(), 'model=prophet');
+    expect(res.statusCode).toBe(422);
+    expect(res.json().errors[0].path).toBe('query.model');
+  });
+  test('a known model this server cannot run names itself and what can run', async () => {
+    const res = await post(dailyRequest(), 'model=chronos-2');
+    expect(res.statusCode).toBe(422);
+    expect(res.json()).toMatchObject({ code: 'model_unavailable', detail: expect.stringMatching(/chronos-2.*naive/) });
+  });
+  test('cloud and region are validated', async () => {
+    expect((await post(dailyRequest(), 'model=naive&cloud=azure')).json().errors[0].path).toBe('query.cloud');
+    expect((await post(dailyRequest(), 'model=naive&region=asia')).json().errors[0].path).toBe('query.region');
+    expect((await post(dailyRequest(), 'model=naive&cloud=oci&region=eu')).statusCode).toBe(200);
+  });
+  test('without model the default model is used (t0-beta, which needs weights here)', async () => {
+    const res = await post(dailyRequest(), '');
+    expect(res.json()).toMatchObject({ status: 422, code: 'model_unavailable', detail: expect.stringContaining("'t0-beta'") });
+  });
+});
+
+describe('every non-2xx answer is problem+json', () => {
+  test.each([
+    ['missing key', {}, 401, 'invalid_auth'],
+    ['wrong key', { authorization: 'Bearer nope' }, 401, 'invalid_auth'],
+    ['not a bearer', { authorization: `Basic ${Buffer.from('a:b').toString('base64')}` }, 401, 'invalid_auth'],
+  ])('%s', async (_n, headers, status, code) => {
+    const res = await post(dailyRequest(), 'model=naive', headers as Record<string, string>);
+    expect(res.statusCode).toBe(status);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(res.json()).toMatchObject({ status, code, title: 'Unauthorized', type: 'about:blank' });
+  });
+
+  test('body that is not JSON', async () => {
+    const res = await app.inject({ method: 'POST', url: '/forecast?model=naive', headers: { ...AUTH, 'content-type': 'application/json' }, payload: '{"series": [' });
+    expect(res.statusCode).toBe(400);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(res.json().code).toBe('invalid_json');
+    expect(res.body).not.toMatch(/at .*\.(ts|js):\d+/);
+  });
+
+  test('wrong content type', async () => {
+    const res = await app.inject({ method: 'POST', url: '/forecast?model=naive', headers: { ...AUTH, 'content-type': 'text/plain' }, payload: 'hello' });
+    expect(res.statusCode).toBe(415);
+    expect(res.json().code).toBe('unsupported_media_type');
+  });
+
+  test('unknown route', async () => {
+    const res = await app.inject({ method: 'GET', url: '/nothing-here', headers: AUTH });
+    expect(res.statusCode).toBe(404);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(res.json().code).toBe('not_found');
+  });
+});
+
+test('GET /warmup loads the model and says how long it took', async () => {
+  const res = await app.inject({ method: 'GET', url: '/warmup?model=naive&cloud=gcp&region=us', headers: AUTH });
+  expect(res.statusCode).toBe(200);
+  expect(res.json()).toMatchObject({ model: 'naive', status: 'ready', load_time_ms: expect.any(Number), cloud: 'gcp', region: 'us' });
+  const unavailable = await app.inject({ method: 'GET', url: '/warmup?model=timesfm-2', headers: AUTH });
+  expect(unavailable.json().code).toBe('model_unavailable');
+  expect((await app.inject({ method: 'GET', url: '/warmup?model=naive' })).statusCode).toBe(401);
+});

@@ -1,0 +1,29 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { loadConfig, type Config } from '../../api/config.ts';
+import { buildServer } from '../../api/server.ts';
+import type { KeyResolver } from '../../api/auth.ts';
+
+export const KEY = 'test-key-alice';
+export const AUTH = { authorization: `Bearer ${KEY}` };
+
+export function tempDataDir(): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), 'forecast-test-'));
+}
+
+export function testConfig(overrides: Partial<Config> = {}): Config {
+  return { ...loadConfig({ FORECAST_API_KEYS: `alice:${KEY},bob:test-key-bob`, DATA_DIR: tempDataDir(), RATE_LIMIT_PER_SECOND: '0' }), ...overrides };
+}
+
+export async function testServer(overrides: Partial<Config> = {}, keyResolver?: KeyResolver): Promise<FastifyInstance> {
+  return buildServer(testConfig(overrides), { keyResolver });
+}
+
+/** A small valid request: one daily series of 10 values. */
+export function dailyRequest(extra: Record<string, unknown> = {}, serie: Record<string, unknown> = {}) {
+  const target = [3, 5, 4, 6, 5, 7, 6, 8, 7, 9];
+  const index = target.map((_, i) => `2024-01-${String(i + 1).padStart(2, '0')}`);
+  return { series: [{ target, index, ...serie }], horizon: 3, freq: 'D', ...extra };
+}

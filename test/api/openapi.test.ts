@@ -1,0 +1,35 @@
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import { MODEL_NAMES } from '../../models/registry.ts';
+import { testServer } from './helpers.ts';
+
+let app: FastifyInstance;
+beforeAll(async () => {
+  app = await testServer();
+});
+afterAll(() => app.close());
+
+test('GET /openapi serves a valid OpenAPI 3.1 document without authentication', async () => {
+  const res = await app.inject({ method: 'GET', url: '/openapi' });
+  expect(res.statusCode).toBe(200);
+  const doc = res.json();
+  expect(doc.openapi).toBe('3.1.0');
+  const result = await new Validator().validate(doc);
+  expect(result.errors ?? []).toEqual([]);
+  expect(result.valid).toBe(true);
+});
+
+test('the document is generated from the validating schemas', async () => {
+  const doc = (await app.inject({ method: 'GET', url: '/openapi' })).json();
+  const request = doc.components.schemas.ForecastRequest;
+  expect(request.properties.horizon).toMatchObject({ minimum: 1, maximum: 10000 });
+  expect(request.additionalProperties).toBe(false);
+  expect(request.properties.freq.enum).toHaveLength(12);
+  const model = doc.paths['/forecast'].post.parameters.find((p: { name: string }) => p.name === 'model');
+  expect(model.schema.$ref ?? model.schema.enum).toBeDefined();
+  expect(doc.components.schemas.ModelName.enum).toEqual(MODEL_NAMES);
+  expect(Object.keys(doc.components.securitySchemes)).toHaveLength(2);
+  expect(doc.paths['/openapi'].get.security).toEqual([]);
+  expect(doc.paths['/forecast'].post.responses['422'].content['application/problem+json']).toBeDefined();
+});

@@ -1,0 +1,10 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    // Model fits and child processes (the keys CLI) take seconds on a loaded 2-core machine.
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+  },
+});
