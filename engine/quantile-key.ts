@@ -1,7 +1,12 @@
-/** A quantile level as the decimal string the response uses as its key: 0.1 -> "0.1". */
+/**
+ * A quantile level as the decimal string the response uses as its key: 0.1 -> "0.1".
+ * JavaScript prints levels below 1e-6 in exponent form ("1.5e-7"); the key keeps the same
+ * shortest round-trip digits written as a plain decimal ("0.00000015").
+ */
 export function quantileKey(level: number): string {
   const text = String(level);
-  if (!text.includes('e')) return text;
-  // Tiny levels (1e-7) print in exponent form; the key stays a plain decimal.
-  return level.toFixed(20).replace(/0+$/, '');
+  const match = /^(\d)(?:\.(\d+))?e-(\d+)$/.exec(text);
+  if (!match) return text;
+  const [, lead, rest = '', exponent] = match;
+  return `0.${'0'.repeat(Number(exponent) - 1)}${lead}${rest}`;
 }
