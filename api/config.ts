@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 
 /** Service configuration, read once from the environment (documented in the README). */
@@ -10,7 +11,27 @@ export interface Config {
   defaultModel: string;
   rateLimit: { perSecond: number; burst: number };
   maxBodyBytes: number;
+  temporal: {
+    /** An existing cluster; when unset the service starts its own dev server. */
+    address: string | null;
+    namespace: string;
+    taskQueue: string;
+    /** Port of the embedded dev server. */
+    devPort: number;
+    /** The `temporal` CLI used for the embedded dev server. */
+    cliPath: string;
+    /** Whether this process also runs a worker (off for API-only processes). */
+    runWorker: boolean;
+  };
+  jobs: {
+    forecastsPerChunk: number;
+    parallelism: number;
+  };
 }
+
+/** Where set-up (scripts/ensure-temporal-cli.sh) caches the Temporal CLI, outside the repo. */
+export const defaultTemporalCli = (env: NodeJS.ProcessEnv = process.env): string =>
+  env.TEMPORAL_CLI || path.join(env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'forecasting-service', 'bin', 'temporal');
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
   const raw = env[name];
@@ -43,5 +64,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     defaultModel: env.DEFAULT_MODEL || 't0-beta',
     rateLimit: { perSecond: integer(env, 'RATE_LIMIT_PER_SECOND', 10), burst: integer(env, 'RATE_LIMIT_BURST', 50, 1) },
     maxBodyBytes: integer(env, 'MAX_BODY_BYTES', 64 * 1024 * 1024, 1024),
+    temporal: {
+      address: env.TEMPORAL_ADDRESS || null,
+      namespace: env.TEMPORAL_NAMESPACE || 'default',
+      taskQueue: env.TEMPORAL_TASK_QUEUE || 'forecast-jobs',
+      devPort: integer(env, 'TEMPORAL_DEV_PORT', 7233, 1),
+      cliPath: defaultTemporalCli(env),
+      runWorker: env.RUN_WORKER !== 'false',
+    },
+    jobs: {
+      forecastsPerChunk: integer(env, 'JOB_CHUNK_FORECASTS', 64, 1),
+      parallelism: integer(env, 'JOB_PARALLELISM', 8, 1),
+    },
   };
 }

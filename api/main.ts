@@ -1,16 +1,32 @@
+import { createJobWorker } from '../activities/worker.ts';
 import { closeWorkerPool } from '../engine/worker-pool.ts';
 import { loadConfig } from './config.ts';
+import { JobService } from './jobs/job-service.ts';
 import { buildServer } from './server.ts';
+import { connectTemporal } from './temporal/connect.ts';
 
 const config = loadConfig();
-const app = await buildServer(config, { logger: true });
+const temporal = await connectTemporal(config);
+const jobs = new JobService(temporal.client, { dataDir: config.dataDir, taskQueue: config.temporal.taskQueue, parallelism: config.jobs.parallelism });
+const app = await buildServer(config, { logger: true, jobs });
+
+// Embedded by default: this process also works on jobs. RUN_WORKER=false leaves that to `npm run worker`.
+const worker = config.temporal.runWorker
+  ? await createJobWorker({ address: temporal.address, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue, dataDir: config.dataDir, forecastsPerChunk: config.jobs.forecastsPerChunk })
+  : undefined;
+const working = worker?.run();
+
 await app.listen({ port: config.port, host: config.host });
+app.log.info(`jobs run on Temporal at ${temporal.address}${worker ? ' with an in-process worker' : ''}`);
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, async () => {
     app.log.info(`${signal}: shutting down`);
     await app.close();
+    worker?.shutdown();
+    await working;
     await closeWorkerPool();
+    await temporal.close();
     process.exit(0);
   });
 }

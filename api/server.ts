@@ -2,13 +2,16 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { authPlugin, KeyResolver } from './auth.ts';
 import type { Config } from './config.ts';
 import { errorsPlugin } from './errors-plugin.ts';
+import type { JobService } from './jobs/job-service.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { rateLimitPlugin } from './rate-limit.ts';
 import { forecastRoutes } from './routes/forecast.ts';
+import { jobRoutes } from './routes/jobs.ts';
 import { warmupRoutes } from './routes/warmup.ts';
 
 /** The HTTP service: each concern a plugin, each route its schema. */
-export async function buildServer(config: Config, options: { logger?: boolean; keyResolver?: KeyResolver } = {}): Promise<FastifyInstance> {
+/** `jobs` is absent only where no Temporal service is wanted (tests of the synchronous API). */
+export async function buildServer(config: Config, options: { logger?: boolean; keyResolver?: KeyResolver; jobs?: JobService } = {}): Promise<FastifyInstance> {
   const app = Fastify({ logger: options.logger ?? false, bodyLimit: config.maxBodyBytes });
   // JSON only: a text/plain body is refused with 415 instead of failing validation as a string.
   app.removeContentTypeParser('text/plain');
@@ -20,5 +23,6 @@ export async function buildServer(config: Config, options: { logger?: boolean; k
   app.get('/openapi', { config: { public: true } }, async () => openapi);
   await app.register(forecastRoutes, { defaultModel: config.defaultModel });
   await app.register(warmupRoutes, { defaultModel: config.defaultModel });
+  if (options.jobs) await app.register(jobRoutes, { defaultModel: config.defaultModel, dataDir: config.dataDir, jobs: options.jobs });
   return app;
 }

@@ -1,6 +1,6 @@
 import { ForecastFailedError, RequestError } from './errors.ts';
 import { checkRequestAgainstModel, requireRunnableModel } from './model-checks.ts';
-import { planForecasts, requestedQuantiles } from './plan.ts';
+import { planForecasts, requestedQuantiles, type PlannedForecast } from './plan.ts';
 import { buildPrediction, type Prediction } from './predictions.ts';
 import type { ForecastRequest } from './request-schema.ts';
 import { runLocalTasks } from './worker-pool.ts';
@@ -10,20 +10,27 @@ export interface ForecastResponse {
   series: Prediction[][];
 }
 
-/** Validates the request against the model; throws a RequestError the caller can act on. */
+export interface PlannedPrediction {
+  planned: PlannedForecast;
+  prediction: Prediction;
+}
+
+/** Checks the request against the model and plans its forecasts; throws a RequestError. */
 export function prepareForecast(request: ForecastRequest, modelName: string) {
   const model = requireRunnableModel(modelName);
   checkRequestAgainstModel(request, model);
   return { model, planned: planForecasts(request, model) };
 }
 
-/** The synchronous forecast (reference 4.1): every series at every forecast creation date. */
-export async function runForecast(request: ForecastRequest, modelName: string): Promise<ForecastResponse> {
+/**
+ * Every (series, forecast creation date) of the request, forecast and scored. Jobs call this on
+ * a chunk of the request's series; the synchronous endpoint on the whole request.
+ */
+export async function computePredictions(request: ForecastRequest, modelName: string): Promise<PlannedPrediction[]> {
   const { model, planned } = prepareForecast(request, modelName);
   const results = await runLocalTasks(model.name, planned.map((p) => p.task));
   const levels = requestedQuantiles(request);
-  const series: Prediction[][] = request.series.map(() => []);
-  planned.forEach((p, i) => {
+  return planned.map((p, i) => {
     const result = results[i];
     const where = `body.series[${p.seriesIndex}]` + (request.series[p.seriesIndex].fcds ? `.fcds[${p.fcdPosition}]` : '');
     if (!result.ok) {
@@ -33,7 +40,13 @@ export async function runForecast(request: ForecastRequest, modelName: string): 
     if (!result.mean.every(Number.isFinite) || !result.quantiles.every((q) => q.every(Number.isFinite))) {
       throw new ForecastFailedError(`model '${model.name}' produced non-finite values for series ${p.seriesIndex} at forecast creation date ${p.fcd}`);
     }
-    series[p.seriesIndex][p.fcdPosition] = buildPrediction(request.series[p.seriesIndex], p.fcd, request.horizon, request.freq, levels, result);
+    return { planned: p, prediction: buildPrediction(request.series[p.seriesIndex], p.fcd, request.horizon, request.freq, levels, result) };
   });
+}
+
+/** The synchronous forecast (reference 4.1): every series at every forecast creation date. */
+export async function runForecast(request: ForecastRequest, modelName: string): Promise<ForecastResponse> {
+  const series: Prediction[][] = request.series.map(() => []);
+  for (const { planned, prediction } of await computePredictions(request, modelName)) series[planned.seriesIndex][planned.fcdPosition] = prediction;
   return { status: 'completed', series };
 }

@@ -1,0 +1,16 @@
+/** `npm run worker`: one more worker process for forecast jobs, on this machine or another. */
+import { loadConfig } from '../api/config.ts';
+import { closeWorkerPool } from '../engine/worker-pool.ts';
+import { createJobWorker } from './worker.ts';
+
+const config = loadConfig();
+const worker = await createJobWorker({
+  address: config.temporal.address ?? `127.0.0.1:${config.temporal.devPort}`,
+  namespace: config.temporal.namespace,
+  taskQueue: config.temporal.taskQueue,
+  dataDir: config.dataDir,
+  forecastsPerChunk: config.jobs.forecastsPerChunk,
+});
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => worker.shutdown());
+await worker.run();
+await closeWorkerPool();

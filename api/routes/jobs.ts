@@ -1,0 +1,84 @@
+import fs from 'node:fs';
+import { Readable } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { RequestError } from '../../engine/errors.ts';
+import { ForecastRequest } from '../../engine/request-schema.ts';
+import { parseOr422 } from '../errors-plugin.ts';
+import type { JobService } from '../jobs/job-service.ts';
+import { completedJobBody, exportParquet } from '../jobs/results-reader.ts';
+import { ModelQuery } from '../query-schemas.ts';
+
+/** Both the reference's current prefix and the earlier variant's (reference 9.3). */
+export const JOB_PREFIXES = ['/forecast-jobs', '/backtest-jobs'] as const;
+
+export const JobIdParams = z.strictObject({ job_id: z.string() });
+
+export const JobPageQuery = z.strictObject({
+  offset: z.coerce.number().int().min(0).default(0).meta({ description: 'First series to return (0-based).' }),
+  limit: z.coerce.number().int().min(1).optional().meta({ description: 'Number of series to return; all when omitted.' }),
+});
+
+export const JobListQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(1000).default(100) });
+
+export const JobSubmitted = z
+  .object({ job_id: z.string(), call_id: z.string().meta({ description: 'The same identifier, under the name the reference example uses.' }), status: z.literal('in_progress') })
+  .meta({ id: 'JobSubmitted' });
+
+/**
+ * Jobs (reference 4.2, 4.3), plus what a data engineer expects beyond it: cancel, list, and
+ * results as Parquet.
+ */
+export async function jobRoutes(app: FastifyInstance, opts: { defaultModel: string; dataDir: string; jobs: JobService }): Promise<void> {
+  const { jobs } = opts;
+  const querySchema = ModelQuery(opts.defaultModel);
+
+  for (const prefix of JOB_PREFIXES) {
+    app.post(prefix, async (request) => {
+      const query = parseOr422(querySchema, request.query, 'query');
+      const body = parseOr422(ForecastRequest, request.body, 'body');
+      const meta = await jobs.submit(body, query.model, request.principal);
+      return { job_id: meta.job_id, call_id: meta.job_id, status: 'in_progress' };
+    });
+
+    app.get(prefix, async (request) => {
+      const { limit } = parseOr422(JobListQuery, request.query, 'query');
+      const metas = jobs.list(request.principal, limit);
+      const states = await Promise.all(metas.map((m) => jobs.state(m.job_id)));
+      return { jobs: metas.map((m, i) => ({ job_id: m.job_id, model: m.model, created_at: m.created_at, series: m.series, forecasts: m.forecasts, ...states[i] })) };
+    });
+
+    app.get(`${prefix}/:job_id`, async (request, reply) => {
+      const { job_id } = parseOr422(JobIdParams, request.params, 'path');
+      const page = parseOr422(JobPageQuery, request.query, 'query');
+      const meta = jobs.meta(job_id, request.principal);
+      const state = await jobs.state(job_id);
+      if (state.status !== 'completed') return { job_id, ...state, series: null };
+      return reply.type('application/json; charset=utf-8').send(Readable.from(completedJobBody(opts.dataDir, meta, { offset: page.offset, limit: page.limit ?? null })));
+    });
+
+    app.post(`${prefix}/:job_id/cancel`, async (request) => {
+      const { job_id } = parseOr422(JobIdParams, request.params, 'path');
+      jobs.meta(job_id, request.principal);
+      const before = await jobs.state(job_id);
+      if (before.status !== 'in_progress') throw new RequestError(409, 'job_finished', `job '${job_id}' has already finished (${before.status}); there is nothing to cancel`);
+      await jobs.cancel(job_id);
+      return { job_id, status: 'cancelling' };
+    });
+
+    for (const table of ['predictions', 'metrics'] as const) {
+      app.get(`${prefix}/:job_id/${table}.parquet`, async (request, reply) => {
+        const { job_id } = parseOr422(JobIdParams, request.params, 'path');
+        jobs.meta(job_id, request.principal);
+        const state = await jobs.state(job_id);
+        if (state.status !== 'completed') throw new RequestError(409, 'job_not_completed', `job '${job_id}' is ${state.status}; its results can be downloaded once it has completed`);
+        const file = await exportParquet(opts.dataDir, job_id, table);
+        if (!file) throw new RequestError(404, 'not_found', `job '${job_id}' has no ${table}`);
+        return reply
+          .type('application/vnd.apache.parquet')
+          .header('content-disposition', `attachment; filename="${job_id}-${table}.parquet"`)
+          .send(fs.createReadStream(file));
+      });
+    }
+  }
+}

@@ -1,0 +1,49 @@
+import { creationDates } from '../plan.ts';
+import type { ForecastRequest, InputSerie } from '../request-schema.ts';
+
+/** One activity's share of a job: some series, each with some of its forecast creation dates. */
+export interface Chunk {
+  /** Position of each chunk series in the job's request. */
+  seriesIndex: number[];
+  /** For each chunk series, positions of its forecast creation dates in the request's `fcds`. */
+  fcdPositions: number[][];
+  /** A request of its own: the same settings, the chunk's series with only their chunk's fcds. */
+  request: ForecastRequest;
+}
+
+/** Temporal's history grows with every activity; capping chunks keeps a job far below its limits. */
+export const MAX_CHUNKS = 2000;
+
+/**
+ * Splits a job into chunks of about `forecastsPerChunk` (series x forecast creation date)
+ * pairs, in request order. A series with more dates than a chunk holds is split across chunks.
+ * `only_as_context` series are not forecast by local models and belong to no chunk.
+ */
+export function splitIntoChunks(request: ForecastRequest, forecastsPerChunk: number): Chunk[] {
+  const pairs: [number, number][] = [];
+  request.series.forEach((s, i) => {
+    if (!s.only_as_context) creationDates(s).forEach((_, j) => pairs.push([i, j]));
+  });
+  const size = Math.max(forecastsPerChunk, Math.ceil(pairs.length / MAX_CHUNKS));
+  const chunks: Chunk[] = [];
+  for (let start = 0; start < pairs.length; start += size) {
+    const seriesIndex: number[] = [];
+    const fcdPositions: number[][] = [];
+    for (const [i, j] of pairs.slice(start, start + size)) {
+      if (seriesIndex[seriesIndex.length - 1] !== i) {
+        seriesIndex.push(i);
+        fcdPositions.push([]);
+      }
+      fcdPositions[fcdPositions.length - 1].push(j);
+    }
+    const series: InputSerie[] = seriesIndex.map((i, c) => {
+      const dates = creationDates(request.series[i]);
+      return { ...request.series[i], fcds: fcdPositions[c].map((j) => dates[j]) };
+    });
+    chunks.push({ seriesIndex, fcdPositions, request: { ...request, series } });
+  }
+  return chunks;
+}
+
+export const countForecasts = (request: ForecastRequest): number =>
+  request.series.reduce((n, s) => n + (s.only_as_context ? 0 : creationDates(s).length), 0);

@@ -1,0 +1,70 @@
+import { ActivityFailure, ApplicationFailure, defineQuery, proxyActivities, setHandler } from '@temporalio/workflow';
+import type { JobActivities } from '../activities/forecast-job.ts';
+
+/**
+ * One workflow per forecast job: plan chunks, run them with bounded parallelism, summarise.
+ * Only ids and counts pass through here; the data stays in files under DATA_DIR.
+ */
+
+export interface ForecastJobArgs {
+  jobId: string;
+  /** Chunks in flight at once, across every worker process. */
+  parallelism: number;
+}
+
+export interface JobProgress {
+  done: number;
+  total: number | null;
+  chunksDone: number;
+  chunks: number | null;
+}
+
+export const progressQuery = defineQuery<JobProgress>('progress');
+
+const { planJob, summarizeJob } = proxyActivities<JobActivities>({
+  startToCloseTimeout: '10 minutes',
+  retry: { maximumAttempts: 5 },
+});
+
+const { runChunk } = proxyActivities<JobActivities>({
+  startToCloseTimeout: '1 hour',
+  // A worker killed mid-chunk is noticed within this and the chunk goes to another worker.
+  heartbeatTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '1 minute', maximumAttempts: 10 },
+});
+
+/**
+ * Ends the job with a failure its poller can read: an activity's deliberate failure (bad input,
+ * model error) keeps its code; anything that exhausted its retries is an internal error.
+ */
+function jobFailure(err: unknown): never {
+  if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure) {
+    const code = err.cause.nonRetryable && err.cause.type ? err.cause.type : 'internal_error';
+    throw ApplicationFailure.nonRetryable(err.cause.message, code, ...(err.cause.details ?? []));
+  }
+  if (err instanceof ActivityFailure) throw ApplicationFailure.nonRetryable(err.cause?.message ?? err.message, 'internal_error');
+  throw err;
+}
+
+export async function forecastJob(args: ForecastJobArgs) {
+  const progress: JobProgress = { done: 0, total: null, chunksDone: 0, chunks: null };
+  setHandler(progressQuery, () => progress);
+
+  try {
+    const plan = await planJob(args.jobId);
+    progress.total = plan.forecasts;
+    progress.chunks = plan.chunks;
+    let next = 0;
+    const lane = async () => {
+      while (next < plan.chunks) {
+        const chunk = next++;
+        progress.done += await runChunk(args.jobId, chunk);
+        progress.chunksDone++;
+      }
+    };
+    await Promise.all(Array.from({ length: Math.max(1, Math.min(args.parallelism, plan.chunks)) }, lane));
+    return await summarizeJob(args.jobId, plan.forecasts);
+  } catch (err) {
+    jobFailure(err);
+  }
+}
