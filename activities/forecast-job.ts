@@ -61,7 +61,9 @@ export function createActivities(config: ActivityConfig) {
     /** Forecasts one chunk and writes its Parquet parts; a retry overwrites the same parts. */
     async runChunk(jobId: string, chunkNumber: number): Promise<number> {
       const context = Context.current();
-      const heartbeat = setInterval(() => context.heartbeat(), 5_000);
+      // Beat well inside the heartbeat timeout, so only a dead worker misses it.
+      const interval = Math.max(100, Math.min(5_000, (context.info.heartbeatTimeoutMs ?? 30_000) / 3));
+      const heartbeat = setInterval(() => context.heartbeat(), interval);
       try {
         const meta = readJson<JobMeta>(jobMetaFile(config.dataDir, jobId));
         const chunk = readJson<Chunk>(chunkFile(config.dataDir, jobId, chunkNumber));

@@ -11,6 +11,6 @@ const worker = await createJobWorker({
   dataDir: config.dataDir,
   forecastsPerChunk: config.jobs.forecastsPerChunk,
 });
-for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => worker.shutdown());
+// The Temporal SDK drains the worker on SIGINT and SIGTERM by itself; run() returns after.
 await worker.run();
 await closeWorkerPool();

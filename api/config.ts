@@ -26,6 +26,7 @@ export interface Config {
   jobs: {
     forecastsPerChunk: number;
     parallelism: number;
+    heartbeatTimeoutMs: number;
   };
 }
 
@@ -75,6 +76,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     jobs: {
       forecastsPerChunk: integer(env, 'JOB_CHUNK_FORECASTS', 64, 1),
       parallelism: integer(env, 'JOB_PARALLELISM', 8, 1),
+      heartbeatTimeoutMs: integer(env, 'JOB_HEARTBEAT_TIMEOUT_MS', 30_000, 1_000),
     },
   };
 }

@@ -10,6 +10,8 @@ export interface ForecastJobArgs {
   jobId: string;
   /** Chunks in flight at once, across every worker process. */
   parallelism: number;
+  /** A worker silent this long is taken as dead and its chunk goes to another worker. */
+  heartbeatTimeoutMs: number;
 }
 
 export interface JobProgress {
@@ -26,12 +28,6 @@ const { planJob, summarizeJob } = proxyActivities<JobActivities>({
   retry: { maximumAttempts: 5 },
 });
 
-const { runChunk } = proxyActivities<JobActivities>({
-  startToCloseTimeout: '1 hour',
-  // A worker killed mid-chunk is noticed within this and the chunk goes to another worker.
-  heartbeatTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '1 minute', maximumAttempts: 10 },
-});
 
 /**
  * Ends the job with a failure its poller can read: an activity's deliberate failure (bad input,
@@ -49,6 +45,11 @@ function jobFailure(err: unknown): never {
 export async function forecastJob(args: ForecastJobArgs) {
   const progress: JobProgress = { done: 0, total: null, chunksDone: 0, chunks: null };
   setHandler(progressQuery, () => progress);
+  const { runChunk } = proxyActivities<JobActivities>({
+    startToCloseTimeout: '1 hour',
+    heartbeatTimeout: args.heartbeatTimeoutMs,
+    retry: { initialInterval: '1 second', maximumInterval: '1 minute', maximumAttempts: 10 },
+  });
 
   try {
     const plan = await planJob(args.jobId);

@@ -19,6 +19,7 @@ export interface JobsConfig {
   dataDir: string;
   taskQueue: string;
   parallelism: number;
+  heartbeatTimeoutMs: number;
 }
 
 function writeJson(file: string, value: unknown): void {
@@ -51,7 +52,7 @@ export class JobService {
     writeJson(jobRequestFile(this.config.dataDir, jobId), request);
     writeJson(jobMetaFile(this.config.dataDir, jobId), meta);
     try {
-      await this.client.workflow.start('forecastJob', { taskQueue: this.config.taskQueue, workflowId: jobId, args: [{ jobId, parallelism: this.config.parallelism }] });
+      await this.client.workflow.start('forecastJob', { taskQueue: this.config.taskQueue, workflowId: jobId, args: [{ jobId, parallelism: this.config.parallelism, heartbeatTimeoutMs: this.config.heartbeatTimeoutMs }] });
     } catch (err) {
       // No workflow, no job: leave nothing behind that polling would find.
       fs.rmSync(jobDir(this.config.dataDir, jobId), { recursive: true, force: true });

@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { loadConfig, type Config } from '../../api/config.ts';
 import { buildServer } from '../../api/server.ts';
 import type { KeyResolver } from '../../api/auth.ts';
+import type { JobService } from '../../api/jobs/job-service.ts';
 
 export const KEY = 'test-key-alice';
 export const AUTH = { authorization: `Bearer ${KEY}` };
@@ -17,8 +18,8 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
   return { ...loadConfig({ FORECAST_API_KEYS: `alice:${KEY},bob:test-key-bob`, DATA_DIR: tempDataDir(), RATE_LIMIT_PER_SECOND: '0' }), ...overrides };
 }
 
-export async function testServer(overrides: Partial<Config> = {}, keyResolver?: KeyResolver): Promise<FastifyInstance> {
-  return buildServer(testConfig(overrides), { keyResolver });
+export async function testServer(overrides: Partial<Config> = {}, keyResolver?: KeyResolver, jobs?: JobService): Promise<FastifyInstance> {
+  return buildServer(testConfig(overrides), { keyResolver, jobs });
 }
 
 /** A small valid request: one daily series of 10 values. */

@@ -1,0 +1,186 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { Worker } from '@temporalio/worker';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { createJobWorker } from '../../activities/worker.ts';
+import { JobService } from '../../api/jobs/job-service.ts';
+import { ForecastResponseSchema } from '../../engine/response-schema.ts';
+import { closeWorkerPool } from '../../engine/worker-pool.ts';
+import { AUTH, dailyRequest, testConfig, testServer } from '../api/helpers.ts';
+import { startTestTemporal, until } from './temporal-env.ts';
+
+let env: TestWorkflowEnvironment;
+let app: FastifyInstance;
+let worker: Worker;
+let working: Promise<void>;
+const config = testConfig();
+const TASK_QUEUE = 'jobs-api-test';
+
+beforeAll(async () => {
+  env = await startTestTemporal();
+  const jobs = new JobService(env.client, { dataDir: config.dataDir, taskQueue: TASK_QUEUE, parallelism: 4, heartbeatTimeoutMs: 10_000 });
+  app = await testServer(config, undefined, jobs);
+  worker = await createJobWorker({ address: env.address, namespace: 'default', taskQueue: TASK_QUEUE, dataDir: config.dataDir, forecastsPerChunk: 2 });
+  working = worker.run();
+}, 120_000);
+
+afterAll(async () => {
+  await app?.close();
+  worker?.shutdown();
+  await working;
+  await env?.teardown();
+  await closeWorkerPool();
+});
+
+const BOB = { authorization: 'Bearer test-key-bob' };
+
+/** Three series, one of them context-only, backtested at several dates. */
+const backtest = () => {
+  const req = dailyRequest({ quantiles: [0.1, 0.5, 0.9] }, { fcds: [4, 6, 8, 10] }) as ReturnType<typeof dailyRequest> & { series: Record<string, unknown>[] };
+  req.series.push({ target: [1, 2, 3, 4, 5, 6], index: req.series[0].index.slice(0, 6) as string[] });
+  req.series.push({ target: [9, 9, 9], index: (req.series[0].index as string[]).slice(0, 3), only_as_context: true });
+  return req;
+};
+
+async function submit(body: unknown, query = 'model=naive', prefix = '/forecast-jobs') {
+  return app.inject({ method: 'POST', url: `${prefix}?${query}`, headers: AUTH, payload: body as object });
+}
+
+async function poll(id: string, prefix = '/forecast-jobs', headers = AUTH) {
+  return until(
+    async () => {
+      const res = await app.inject({ method: 'GET', url: `${prefix}/${id}`, headers });
+      return res.json().status !== 'in_progress' && res;
+    },
+    60_000,
+    `job ${id}`,
+  );
+}
+
+describe('a submitted backtest', () => {
+  let id: string;
+  beforeAll(async () => {
+    const res = await submit(backtest());
+    expect(res.statusCode).toBe(200);
+    id = res.json().job_id;
+    expect(res.json()).toEqual({ job_id: id, call_id: id, status: 'in_progress' });
+  });
+
+  test('completes with exactly the numbers POST /forecast gives', async () => {
+    const done = (await poll(id)).json();
+    expect(done.status).toBe('completed');
+    const sync = (await app.inject({ method: 'POST', url: '/forecast?model=naive', headers: AUTH, payload: backtest() })).json();
+    expect(ForecastResponseSchema.parse(done).series).toEqual(sync.series);
+    expect(done.series[2]).toEqual([]);
+    expect(done.total_series).toBe(3);
+  });
+
+  test('pages through series with offset and limit', async () => {
+    await poll(id);
+    const page = (await app.inject({ method: 'GET', url: `/forecast-jobs/${id}?offset=1&limit=1`, headers: AUTH })).json();
+    const all = (await app.inject({ method: 'GET', url: `/forecast-jobs/${id}`, headers: AUTH })).json();
+    expect(page.series).toEqual([all.series[1]]);
+    expect(page).toMatchObject({ offset: 1, limit: 1, total_series: 3 });
+    const past = (await app.inject({ method: 'GET', url: `/forecast-jobs/${id}?offset=10`, headers: AUTH })).json();
+    expect(past.series).toEqual([]);
+    const bad = await app.inject({ method: 'GET', url: `/forecast-jobs/${id}?limit=0`, headers: AUTH });
+    expect(bad.json().errors[0].path).toBe('query.limit');
+  });
+
+  test('writes each (series, forecast creation date) once as Parquet that DuckDB reads', async () => {
+    await poll(id);
+    const db = await (await DuckDBInstance.create(':memory:')).connect();
+    const dir = path.join(config.dataDir, 'results', id);
+    const metrics = (await db.runAndReadAll(`SELECT series_index, fcd_index, count(*)::INTEGER AS n FROM read_parquet('${dir}/metrics/*.parquet') GROUP BY ALL ORDER BY ALL`)).getRowObjects();
+    expect(metrics.map((r) => [r.series_index, r.fcd_index, r.n])).toEqual([[0, 0, 1], [0, 1, 1], [0, 2, 1], [0, 3, 1], [1, 0, 1]]);
+    const columns = (await db.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet('${dir}/predictions/*.parquet')`)).getRowObjects().map((r) => r.column_name);
+    expect(columns).toEqual(['job_id', 'model', 'series_index', 'fcd_index', 'fcd', 'fcd_timestamp', 'step', 'timestamp', 'mean', 'q_0_1', 'q_0_5', 'q_0_9', 'actual']);
+    const rows = (await db.runAndReadAll(`SELECT count(*)::INTEGER AS n, count(actual)::INTEGER AS known FROM read_parquet('${dir}/predictions/*.parquet')`)).getRowObjects()[0];
+    // 5 forecasts x 3 steps; actuals exist for steps inside the 10- and 6-value targets.
+    expect(rows).toEqual({ n: 15, known: 3 + 3 + 2 + 0 + 0 });
+    db.closeSync();
+  });
+
+  test('downloads predictions and metrics as Parquet', async () => {
+    await poll(id);
+    const res = await app.inject({ method: 'GET', url: `/forecast-jobs/${id}/predictions.parquet`, headers: AUTH });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toBe('application/vnd.apache.parquet');
+    expect(res.rawPayload.subarray(0, 4).toString()).toBe('PAR1');
+    const file = path.join(config.dataDir, 'download.parquet');
+    fs.writeFileSync(file, res.rawPayload);
+    const db = await (await DuckDBInstance.create(':memory:')).connect();
+    const n = (await db.runAndReadAll(`SELECT count(*)::INTEGER AS n FROM '${file}'`)).getRowObjects()[0].n;
+    expect(n).toBe(15);
+    db.closeSync();
+  });
+
+  test('belongs to its principal: 403 for another, 404 for an unknown id', async () => {
+    const other = await app.inject({ method: 'GET', url: `/forecast-jobs/${id}`, headers: BOB });
+    expect(other.statusCode).toBe(403);
+    expect(other.json().code).toBe('forbidden');
+    for (const unknown of ['7d0a0c4e-0000-4000-8000-000000000000', '..%2F..%2Fetc', 'nope']) {
+      const res = await app.inject({ method: 'GET', url: `/forecast-jobs/${unknown}`, headers: AUTH });
+      expect(res.statusCode).toBe(404);
+      expect(res.json().code).toBe('not_found');
+    }
+    const listed = (await app.inject({ method: 'GET', url: '/forecast-jobs', headers: AUTH })).json().jobs.map((j: { job_id: string }) => j.job_id);
+    expect(listed).toContain(id);
+    const bobs = (await app.inject({ method: 'GET', url: '/forecast-jobs', headers: BOB })).json().jobs;
+    expect(bobs).toEqual([]);
+  });
+
+  test('is served under the earlier /backtest-jobs paths too', async () => {
+    const res = await poll(id, '/backtest-jobs');
+    expect(res.json().status).toBe('completed');
+  });
+});
+
+test('an invalid body is refused at submission, before any job exists', async () => {
+  const before = fs.existsSync(path.join(config.dataDir, 'jobs')) ? fs.readdirSync(path.join(config.dataDir, 'jobs')).length : 0;
+  const res = await submit(dailyRequest({ horizon: 0 }));
+  expect(res.statusCode).toBe(422);
+  expect(res.json().errors[0].path).toBe('body.horizon');
+  const unavailable = await submit(dailyRequest(), 'model=tirex');
+  expect(unavailable.json().code).toBe('model_unavailable');
+  const after = fs.existsSync(path.join(config.dataDir, 'jobs')) ? fs.readdirSync(path.join(config.dataDir, 'jobs')).length : 0;
+  expect(after).toBe(before);
+});
+
+test('a job whose model refuses a series fails with its code and message', async () => {
+  const res = await submit(dailyRequest({ model_config: { model: 'naive', config: { season_length: 24 } } }), 'model=naive', '/backtest-jobs');
+  const failed = (await poll(res.json().job_id)).json();
+  expect(failed).toMatchObject({ status: 'failed', series: null, error: { code: 'invalid_request', message: expect.stringContaining('season_length 24') } });
+});
+
+test('a cancelled job ends as failed with code cancelled; its results cannot be downloaded', async () => {
+  // A queue no worker polls yet: the job stays in progress until we start one.
+  const queue = 'cancel-test';
+  const jobs = new JobService(env.client, { dataDir: config.dataDir, taskQueue: queue, parallelism: 1, heartbeatTimeoutMs: 10_000 });
+  const api = await testServer(config, undefined, jobs);
+  try {
+    const id = (await api.inject({ method: 'POST', url: '/forecast-jobs?model=naive', headers: AUTH, payload: backtest() })).json().job_id;
+    const running = (await api.inject({ method: 'GET', url: `/forecast-jobs/${id}`, headers: AUTH })).json();
+    expect(running).toMatchObject({ status: 'in_progress', series: null });
+    const download = await api.inject({ method: 'GET', url: `/forecast-jobs/${id}/metrics.parquet`, headers: AUTH });
+    expect(download.statusCode).toBe(409);
+    const cancelled = await api.inject({ method: 'POST', url: `/forecast-jobs/${id}/cancel`, headers: AUTH });
+    expect(cancelled.json()).toEqual({ job_id: id, status: 'cancelling' });
+    const late = await createJobWorker({ address: env.address, namespace: 'default', taskQueue: queue, dataDir: config.dataDir, forecastsPerChunk: 2 });
+    const done = await late.runUntil(
+      until(async () => {
+        const res = (await api.inject({ method: 'GET', url: `/forecast-jobs/${id}`, headers: AUTH })).json();
+        return res.status !== 'in_progress' && res;
+      }, 60_000, 'cancellation'),
+    );
+    expect(done).toMatchObject({ status: 'failed', series: null, error: { code: 'cancelled' } });
+    const again = await api.inject({ method: 'POST', url: `/forecast-jobs/${id}/cancel`, headers: AUTH });
+    expect(again.statusCode).toBe(409);
+    expect(again.json().code).toBe('job_finished');
+  } finally {
+    await api.close();
+  }
+});
