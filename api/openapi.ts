@@ -3,9 +3,15 @@ import { ForecastRequest } from '../engine/request-schema.ts';
 import { ForecastResponseSchema } from '../engine/response-schema.ts';
 import { ProblemDetails } from './problem.ts';
 import { ModelQuery } from './query-schemas.ts';
+import { JOB_PREFIXES, JobIdParams, JobListQuery, JobPageQuery, JobStatusResponse, JobSubmitted } from './routes/jobs.ts';
 import { WarmupResponse } from './routes/warmup.ts';
 
 const problemResponse = (description: string) => ({ description, content: { 'application/problem+json': { schema: ProblemDetails } } });
+
+const jobErrors = {
+  '403': problemResponse('The job belongs to another principal (`forbidden`).'),
+  '404': problemResponse('No such job (`not_found`).'),
+};
 
 const ERRORS = {
   '401': problemResponse('Missing or invalid API key (`invalid_auth`).'),
@@ -41,6 +47,7 @@ export function buildOpenApiDocument(defaultModel: string): ReturnType<typeof cr
           responses: { '200': { description: 'Completed forecast.', content: { 'application/json': { schema: ForecastResponseSchema } } }, ...ERRORS },
         },
       },
+      ...Object.fromEntries(JOB_PREFIXES.flatMap((prefix) => jobPaths(prefix, query))),
       '/warmup': {
         get: {
           operationId: 'warmup',
@@ -59,4 +66,71 @@ export function buildOpenApiDocument(defaultModel: string): ReturnType<typeof cr
       },
     },
   });
+}
+
+const parquet = (what: string) => ({ description: what, content: { 'application/vnd.apache.parquet': { schema: { type: 'string', contentMediaType: 'application/vnd.apache.parquet' } } } });
+
+/** Job endpoints under one prefix; the earlier variant's prefix is documented as deprecated. */
+function jobPaths(prefix: (typeof JOB_PREFIXES)[number], query: ReturnType<typeof ModelQuery>) {
+  const deprecated = prefix !== '/forecast-jobs';
+  const id = prefix.slice(1).replace('-jobs', '');
+  const path = { path: JobIdParams };
+  return [
+    [
+      prefix,
+      {
+        post: {
+          operationId: `${id}SubmitJob`,
+          deprecated,
+          summary: 'Submit a forecast or backtest job (same body as POST /forecast).',
+          requestParams: { query },
+          requestBody: { required: true, content: { 'application/json': { schema: ForecastRequest } } },
+          responses: { '200': { description: 'The job was accepted.', content: { 'application/json': { schema: JobSubmitted } } }, ...ERRORS },
+        },
+        get: {
+          operationId: `${id}ListJobs`,
+          deprecated,
+          summary: "The caller's jobs, newest first.",
+          requestParams: { query: JobListQuery },
+          responses: { '200': { description: 'Jobs.', content: { 'application/json': { schema: { type: 'object' } } } }, ...ERRORS },
+        },
+      },
+    ],
+    [
+      `${prefix}/{job_id}`,
+      {
+        get: {
+          operationId: `${id}GetJob`,
+          deprecated,
+          summary: 'Poll a job: in_progress (with progress), completed (with series, pageable) or failed (with error).',
+          requestParams: { ...path, query: JobPageQuery },
+          responses: { '200': { description: 'The job.', content: { 'application/json': { schema: JobStatusResponse } } }, ...jobErrors, ...ERRORS },
+        },
+      },
+    ],
+    [
+      `${prefix}/{job_id}/cancel`,
+      {
+        post: {
+          operationId: `${id}CancelJob`,
+          deprecated,
+          summary: 'Cancel a running job; it ends as failed with code cancelled.',
+          requestParams: path,
+          responses: { '200': { description: 'Cancellation requested.', content: { 'application/json': { schema: { type: 'object' } } } }, '409': problemResponse('The job has already finished (`job_finished`).'), ...jobErrors, ...ERRORS },
+        },
+      },
+    ],
+    ...(['predictions', 'metrics'] as const).map((table) => [
+      `${prefix}/{job_id}/${table}.parquet`,
+      {
+        get: {
+          operationId: `${id}Download${table[0].toUpperCase()}${table.slice(1)}`,
+          deprecated,
+          summary: `The completed job's ${table} as one Parquet file.`,
+          requestParams: path,
+          responses: { '200': parquet(`${table} (Parquet)`), '409': problemResponse('The job has not completed (`job_not_completed`).'), ...jobErrors, ...ERRORS },
+        },
+      },
+    ]),
+  ];
 }

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { RequestError } from '../../engine/errors.ts';
 import { ForecastRequest } from '../../engine/request-schema.ts';
+import { PredictionSchema } from '../../engine/response-schema.ts';
 import { parseOr422 } from '../errors-plugin.ts';
 import type { JobService } from '../jobs/job-service.ts';
 import { completedJobBody, exportParquet } from '../jobs/results-reader.ts';
@@ -18,6 +19,24 @@ export const JobPageQuery = z.strictObject({
   offset: z.coerce.number().int().min(0).default(0).meta({ description: 'First series to return (0-based).' }),
   limit: z.coerce.number().int().min(1).optional().meta({ description: 'Number of series to return; all when omitted.' }),
 });
+
+export const JobProgressSchema = z
+  .object({ done: z.int(), total: z.int().nullable(), chunksDone: z.int(), chunks: z.int().nullable() })
+  .nullable()
+  .meta({ id: 'JobProgress', description: 'Forecasts done out of the total; null when no worker answered in time.' });
+
+export const JobStatusResponse = z
+  .object({
+    job_id: z.string(),
+    status: z.enum(['in_progress', 'completed', 'failed']),
+    series: z.array(z.array(PredictionSchema)).nullable().meta({ description: 'As in the synchronous response; null unless completed.' }),
+    progress: JobProgressSchema.optional(),
+    error: z.object({ code: z.string(), message: z.string() }).optional(),
+    total_series: z.int().optional(),
+    offset: z.int().optional(),
+    limit: z.int().nullable().optional(),
+  })
+  .meta({ id: 'JobStatus' });
 
 export const JobListQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(1000).default(100) });
 

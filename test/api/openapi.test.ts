@@ -33,3 +33,16 @@ test('the document is generated from the validating schemas', async () => {
   expect(doc.paths['/openapi'].get.security).toEqual([]);
   expect(doc.paths['/forecast'].post.responses['422'].content['application/problem+json']).toBeDefined();
 });
+
+test('the job endpoints are documented under both prefixes, the earlier one deprecated', async () => {
+  const doc = (await app.inject({ method: 'GET', url: '/openapi' })).json();
+  for (const prefix of ['/forecast-jobs', '/backtest-jobs']) {
+    expect(doc.paths[prefix].post.requestBody.content['application/json'].schema.$ref).toBe('#/components/schemas/ForecastRequest');
+    expect(doc.paths[`${prefix}/{job_id}`].get.responses['404']).toBeDefined();
+    expect(doc.paths[`${prefix}/{job_id}/predictions.parquet`]).toBeDefined();
+  }
+  expect(doc.paths['/backtest-jobs'].post.deprecated).toBe(true);
+  expect(doc.paths['/forecast-jobs'].post.deprecated).toBe(false);
+  expect(doc.components.schemas.JobSubmitted.required).toEqual(expect.arrayContaining(['job_id', 'call_id']));
+});
+
