@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { ForecastFailedError, RequestError } from '../engine/errors.ts';
+import { modelEntry } from '../models/registry.ts';
 import { computePredictions } from '../engine/forecast.ts';
 import { splitIntoChunks, type Chunk } from '../engine/jobs/chunking.ts';
 import { chunkFile, jobMetaFile, jobRequestFile, metricsDir, partName, predictionsDir, type JobMeta } from '../engine/jobs/layout.ts';
@@ -52,7 +53,8 @@ export function createActivities(config: ActivityConfig) {
     /** Splits the stored request into chunk files; safe to repeat (same request, same chunks). */
     async planJob(jobId: string): Promise<JobPlan> {
       const request = readJson<ForecastRequest>(jobRequestFile(config.dataDir, jobId));
-      const chunks = splitIntoChunks(request, config.forecastsPerChunk);
+      const { model } = readJson<JobMeta>(jobMetaFile(config.dataDir, jobId));
+      const chunks = splitIntoChunks(request, config.forecastsPerChunk, modelEntry(model)?.capabilities.global ?? false);
       chunks.forEach((chunk, n) => writeJsonAtomic(chunkFile(config.dataDir, jobId, n), chunk));
       const chunkForecasts = chunks.map((c) => c.fcdPositions.reduce((s, f) => s + f.length, 0));
       return { chunks: chunks.length, forecasts: chunkForecasts.reduce((a, b) => a + b, 0), chunkForecasts };

@@ -1,9 +1,9 @@
 import { ForecastFailedError, RequestError } from './errors.ts';
 import { checkRequestAgainstModel, requireRunnableModel } from './model-checks.ts';
-import { planForecasts, requestedQuantiles, type PlannedForecast } from './plan.ts';
+import { contextSeries, planForecasts, requestedQuantiles, type PlannedForecast } from './plan.ts';
 import { buildPrediction, type Prediction } from './predictions.ts';
 import type { ForecastRequest } from './request-schema.ts';
-import { runLocalTasks } from './worker-pool.ts';
+import { runGlobalBatch, runLocalTasks } from './worker-pool.ts';
 
 export interface ForecastResponse {
   status: 'completed';
@@ -28,7 +28,8 @@ export function prepareForecast(request: ForecastRequest, modelName: string) {
  */
 export async function computePredictions(request: ForecastRequest, modelName: string): Promise<PlannedPrediction[]> {
   const { model, planned } = prepareForecast(request, modelName);
-  const results = await runLocalTasks(model.name, planned.map((p) => p.task));
+  const tasks = planned.map((p) => p.task);
+  const results = model.loadGlobal ? await runGlobalBatch(model.name, tasks, contextSeries(request)) : await runLocalTasks(model.name, tasks);
   const levels = requestedQuantiles(request);
   return planned.map((p, i) => {
     const result = results[i];

@@ -1,40 +1,54 @@
 /**
- * Worker-thread entry: fits local models off the event loop. Each call carries a batch of
- * tasks for one model, so that messaging costs little next to fitting.
+ * Worker-thread entry: runs models off the event loop. A call carries a batch of tasks for one
+ * model, so that messaging costs little next to fitting: a share of a local model's tasks, or a
+ * global model's whole request.
  */
 import { modelEntry } from '../models/registry.ts';
-import { ModelInputError, type ForecastTask, type LocalModel } from '../models/types.ts';
+import { ModelInputError, type ContextSeries, type ForecastOutput, type ForecastTask, type GlobalModel, type LocalModel } from '../models/types.ts';
 
 export interface WorkerBatch {
   model: string;
   tasks: ForecastTask[];
+  /** Set for global models: the request's `only_as_context` series. */
+  context?: ContextSeries[];
 }
 
 export type WorkerResult =
   | { ok: true; mean: Float64Array; quantiles: Float64Array[] }
   | { ok: false; inputError: boolean; message: string };
 
-const loaded = new Map<string, Promise<LocalModel>>();
+const loaded = new Map<string, Promise<LocalModel | GlobalModel>>();
 
-function load(name: string): Promise<LocalModel> {
+function load(name: string): Promise<LocalModel | GlobalModel> {
   let model = loaded.get(name);
   if (!model) {
     const entry = modelEntry(name);
-    if (!entry?.loadLocal) throw new Error(`model ${name} has no local implementation`);
-    model = entry.loadLocal();
+    const loader = entry?.loadLocal ?? entry?.loadGlobal;
+    if (!loader) throw new Error(`model ${name} has no implementation on this server`);
+    model = loader();
     loaded.set(name, model);
   }
   return model;
 }
 
+const failure = (err: unknown): WorkerResult => ({ ok: false, inputError: err instanceof ModelInputError, message: err instanceof Error ? err.message : String(err) });
+const success = (out: ForecastOutput): WorkerResult => ({ ok: true, mean: out.mean, quantiles: out.quantiles });
+
 export default async function runBatch(batch: WorkerBatch): Promise<WorkerResult[]> {
   const model = await load(batch.model);
+  if ('forecastBatch' in model) {
+    try {
+      return (await model.forecastBatch(batch.tasks, batch.context ?? [])).map(success);
+    } catch (err) {
+      // A global model fails as a whole: every task reports the same cause.
+      return batch.tasks.map(() => failure(err));
+    }
+  }
   return batch.tasks.map((task) => {
     try {
-      const out = model.forecast(task);
-      return { ok: true, mean: out.mean, quantiles: out.quantiles };
+      return success(model.forecast(task));
     } catch (err) {
-      return { ok: false, inputError: err instanceof ModelInputError, message: err instanceof Error ? err.message : String(err) };
+      return failure(err);
     }
   });
 }

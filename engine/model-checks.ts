@@ -1,19 +1,19 @@
-import { availableModels, modelEntry, MODEL_NAMES, type ModelEntry } from '../models/registry.ts';
+import { availableModels, isRunnable, modelEntry, MODEL_NAMES, type ModelEntry } from '../models/registry.ts';
 import type { CovariateKind } from '../models/types.ts';
 import { RequestError, type FieldError } from './errors.ts';
 import type { ForecastRequest } from './request-schema.ts';
 
 /** The model entry for a request, or a 422 that names the model and what can run instead. */
-export function requireRunnableModel(name: string): ModelEntry & Required<Pick<ModelEntry, 'loadLocal'>> {
+export function requireRunnableModel(name: string): ModelEntry {
   const entry = modelEntry(name);
   if (!entry) {
     throw new RequestError(422, 'invalid_request', `unknown model '${name}'`, [{ path: 'query.model', message: `must be one of ${MODEL_NAMES.join(', ')}` }]);
   }
-  if (!entry.loadLocal) {
+  if (!isRunnable(entry)) {
     const message = `model '${name}' is not available on this server: ${entry.unavailableReason}. Models available here: ${availableModels().join(', ')}.`;
     throw new RequestError(422, 'model_unavailable', message, [{ path: 'query.model', message }]);
   }
-  return entry as ModelEntry & Required<Pick<ModelEntry, 'loadLocal'>>;
+  return entry;
 }
 
 const KIND_LABEL: Record<CovariateKind, string> = {

@@ -1,7 +1,9 @@
 import type { ModelEntry } from '../models/registry.ts';
-import type { ForecastTask } from '../models/types.ts';
+import type { ContextSeries, ForecastTask, TaskCovariates } from '../models/types.ts';
 import { DEFAULT_SEASON_LENGTH } from './frequencies.ts';
+import { forecastIndex } from './predictions.ts';
 import { DEFAULT_QUANTILES, type ForecastRequest, type InputSerie } from './request-schema.ts';
+import { wallClockMillis } from './time-index.ts';
 
 /** One forecast to make: series i at its j-th forecast creation date k. */
 export interface PlannedForecast {
@@ -35,18 +37,59 @@ export function historyWindow(fcd: number, context: number | null, maxContext: n
   return [fcd - length, fcd];
 }
 
+const hasCovariates = (s: InputSerie) =>
+  Object.keys(s.hist_variables).length + Object.keys(s.future_variables).length + Object.keys(s.static_variables).length > 0;
+
+/**
+ * Covariates a forecast may see: historical values up to its creation date only, future values
+ * through its horizon. Arrays are aligned with the index from its first entry.
+ */
+function covariatesFor(s: InputSerie, from: number, to: number, horizon: number): TaskCovariates {
+  const cut = (vars: Record<string, (number | string)[]>, end: number) => Object.fromEntries(Object.entries(vars).map(([k, v]) => [k, v.slice(from, end)]));
+  return { hist: cut(s.hist_variables, to), future: cut(s.future_variables, to + horizon), static: s.static_variables };
+}
+
+/** Wall-clock times of the whole index and of the steps past its end that any forecast reaches. */
+function seriesTimes(s: InputSerie, request: ForecastRequest): Float64Array {
+  const last = Math.max(...creationDates(s)) + request.horizon;
+  const index = last > s.index.length ? s.index.concat(forecastIndex(s, s.index.length, last - s.index.length, request.freq)) : s.index;
+  return Float64Array.from(index, wallClockMillis);
+}
+
 /** Every (series, forecast creation date) to forecast; `only_as_context` series have none. */
 export function planForecasts(request: ForecastRequest, model: ModelEntry): PlannedForecast[] {
   const quantiles = requestedQuantiles(request);
   const seasonLength = resolveSeasonLength(request, model.name);
+  // Only global models read timestamps; parsing every index entry is skipped for the others.
+  const needsTimes = model.capabilities.global;
   const out: PlannedForecast[] = [];
   request.series.forEach((s, seriesIndex) => {
     if (s.only_as_context) return;
     const target = Float64Array.from(s.target);
+    const times = needsTimes ? seriesTimes(s, request) : undefined;
+    const withCovariates = hasCovariates(s);
     creationDates(s).forEach((fcd, fcdPosition) => {
       const [from, to] = historyWindow(fcd, request.context, model.capabilities.maxContext);
-      out.push({ seriesIndex, fcdPosition, fcd, task: { history: target.subarray(from, to), horizon: request.horizon, quantiles, seasonLength } });
+      const task: ForecastTask = {
+        history: target.subarray(from, to),
+        horizon: request.horizon,
+        quantiles,
+        seasonLength,
+        seriesIndex,
+        ...(times && { times: times.subarray(from, to + request.horizon) }),
+        ...(withCovariates && { covariates: covariatesFor(s, from, to, request.horizon) }),
+      };
+      out.push({ seriesIndex, fcdPosition, fcd, task });
     });
   });
   return out;
+}
+
+/** The `only_as_context` series, whole, for global models. */
+export function contextSeries(request: ForecastRequest): ContextSeries[] {
+  return request.series.flatMap((s, seriesIndex) => {
+    if (!s.only_as_context) return [];
+    const covariates = hasCovariates(s) ? covariatesFor(s, 0, s.target.length, request.horizon) : undefined;
+    return [{ seriesIndex, values: Float64Array.from(s.target), times: Float64Array.from(s.index, wallClockMillis), ...(covariates && { covariates }) }];
+  });
 }

@@ -98,3 +98,15 @@ export function buildFutureIndex(last: string, freq: Freq, count: number): strin
   }
   return out;
 }
+
+/**
+ * Calendar fields of an index entry as epoch milliseconds read as UTC: its wall-clock time in its
+ * own offset. Calendar features (hour of day, holidays) need the local wall clock, not the instant.
+ */
+export function wallClockMillis(text: string): number {
+  const parsed = parseTimestamp(text);
+  if (!parsed) throw new RangeError(`not a timestamp: ${text}`);
+  const t = parsed.time;
+  return Date.UTC(t.year, t.month - 1, t.day, t.hour, t.minute, t.second, t.millisecond);
+}
+

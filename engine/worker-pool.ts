@@ -1,6 +1,6 @@
 import os from 'node:os';
 import { Piscina } from 'piscina';
-import type { ForecastTask } from '../models/types.ts';
+import type { ContextSeries, ForecastTask } from '../models/types.ts';
 import type { WorkerBatch, WorkerResult } from './local-model-worker.ts';
 
 /**
@@ -41,6 +41,13 @@ export async function runLocalTasks(model: string, tasks: ForecastTask[]): Promi
     chunks.push(p.run(batch));
   }
   return (await Promise.all(chunks)).flat();
+}
+
+/** Runs a global model's whole request as one batch on one worker thread. */
+export async function runGlobalBatch(model: string, tasks: ForecastTask[], context: ContextSeries[]): Promise<WorkerResult[]> {
+  if (tasks.length === 0) return [];
+  const batch: WorkerBatch = { model, tasks, context };
+  return getPool().run(batch);
 }
 
 export async function closeWorkerPool(): Promise<void> {

@@ -1,4 +1,4 @@
-import type { CovariateKind, LocalModel, ModelCapabilities } from './types.ts';
+import type { CovariateKind, GlobalModel, LocalModel, ModelCapabilities } from './types.ts';
 
 /**
  * Every model name the API reference knows (section 1, the model_config table of 2.4 and the
@@ -10,9 +10,11 @@ import type { CovariateKind, LocalModel, ModelCapabilities } from './types.ts';
 export interface ModelEntry {
   readonly name: string;
   readonly capabilities: ModelCapabilities;
-  /** Loads the local implementation; absent when this server cannot run the model yet. */
+  /** Loads a model fitted on each series alone. */
   readonly loadLocal?: () => Promise<LocalModel>;
-  /** Why the model cannot run here, for models without an implementation. */
+  /** Loads a model that sees the whole request at once (global and foundation models). */
+  readonly loadGlobal?: () => Promise<GlobalModel>;
+  /** Why the model cannot run here, for models with neither loader. */
   readonly unavailableReason?: string;
 }
 
@@ -56,7 +58,9 @@ export function modelEntry(name: string): ModelEntry | undefined {
   return BY_NAME.get(name);
 }
 
+export const isRunnable = (e: ModelEntry): boolean => Boolean(e.loadLocal ?? e.loadGlobal);
+
 /** Names of the models this server can run now. */
 export function availableModels(): string[] {
-  return ENTRIES.filter((e) => e.loadLocal).map((e) => e.name);
+  return ENTRIES.filter(isRunnable).map((e) => e.name);
 }

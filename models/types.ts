@@ -19,6 +19,21 @@ export interface ModelCapabilities {
   readonly global: boolean;
 }
 
+/** A covariate value: numbers for most models, strings (categories) for some. */
+export type CovariateValue = number | string;
+
+/**
+ * Covariates of one task, already cut to what was known at its forecast creation date: a model
+ * can never see a historical variable's values past the end of its history.
+ */
+export interface TaskCovariates {
+  /** Historical-only variables, aligned with `history` (same length). */
+  readonly hist: Readonly<Record<string, readonly CovariateValue[]>>;
+  /** Variables known in advance, aligned with `history` then the horizon (length history + horizon). */
+  readonly future: Readonly<Record<string, readonly CovariateValue[]>>;
+  readonly static: Readonly<Record<string, CovariateValue>>;
+}
+
 /** One forecasting task: a history already sliced to its context, and what to predict. */
 export interface ForecastTask {
   /** Target history, oldest first; finite numbers. */
@@ -28,6 +43,23 @@ export interface ForecastTask {
   readonly quantiles: readonly number[];
   /** Resolved seasonal period (>= 1): from model_config or the frequency's default. */
   readonly seasonLength: number;
+  /** Position of the task's series in the request: tasks of one series share it. */
+  readonly seriesIndex?: number;
+  /** Epoch milliseconds (UTC wall clock of the index) of the history then the horizon steps. */
+  readonly times?: Float64Array;
+  /** Present when the request gives covariates and the model takes them. */
+  readonly covariates?: TaskCovariates;
+}
+
+/**
+ * A series that informs a global model without being forecast (`only_as_context`), whole: a
+ * global model backtesting at a creation date must use only the part up to that date's time.
+ */
+export interface ContextSeries {
+  readonly seriesIndex: number;
+  readonly values: Float64Array;
+  readonly times: Float64Array;
+  readonly covariates?: TaskCovariates;
 }
 
 export interface ForecastOutput {
@@ -41,6 +73,15 @@ export interface ForecastOutput {
 export interface LocalModel {
   readonly name: string;
   forecast(task: ForecastTask): ForecastOutput;
+}
+
+/**
+ * A model that sees a whole request at once: it learns across series (svc-global) or runs a
+ * network on a batch (foundation models). `context` holds the `only_as_context` series.
+ */
+export interface GlobalModel {
+  readonly name: string;
+  forecastBatch(tasks: readonly ForecastTask[], context: readonly ContextSeries[]): Promise<ForecastOutput[]>;
 }
 
 /**

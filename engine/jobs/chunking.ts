@@ -18,8 +18,13 @@ export const MAX_CHUNKS = 2000;
  * Splits a job into chunks of about `forecastsPerChunk` (series x forecast creation date)
  * pairs, in request order. A series with more dates than a chunk holds is split across chunks.
  * `only_as_context` series are not forecast by local models and belong to no chunk.
+ * A global model learns across the whole request, so its job is one chunk: the request itself.
  */
-export function splitIntoChunks(request: ForecastRequest, forecastsPerChunk: number): Chunk[] {
+export function splitIntoChunks(request: ForecastRequest, forecastsPerChunk: number, global = false): Chunk[] {
+  if (global) {
+    const seriesIndex = request.series.map((_, i) => i);
+    return [{ seriesIndex, fcdPositions: request.series.map((s) => (s.only_as_context ? [] : creationDates(s).map((_, j) => j))), request }];
+  }
   const pairs: [number, number][] = [];
   request.series.forEach((s, i) => {
     if (!s.only_as_context) creationDates(s).forEach((_, j) => pairs.push([i, j]));

@@ -1,0 +1,66 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { checkIdentifiers, checkSourceColumns, checkTimes, timeExpression, valueExpression } from './columns.ts';
+import { duration, type Duration } from './duration.ts';
+import { sqlIdent } from './duckdb.ts';
+import { bucketExpression } from './grid-sql.ts';
+import type { BetaCovariate } from './query-schema.ts';
+import { summariseRoles } from './query-rules.ts';
+import type { TableSource } from './sources.ts';
+import { QUERY_PATH } from './validation.ts';
+
+/**
+ * Covariate sources with their own schema (version 0.3), joined to the base series `on` pairs of
+ * base/attached columns. A time-varying covariate is placed on the coarser of the two grids and
+ * averaged there, so a monthly price repeats on every day of its month and hourly weather is a
+ * daily mean for daily sales. Attached identifiers not used in `on` are averaged over, so every
+ * base step matches at most one covariate row.
+ */
+
+const APPROX_MONTH_MS = 30.436875 * 24 * 3600 * 1000;
+const approxMs = (d: Duration) => (d.kind === 'fixed' ? d.ms : d.months * APPROX_MONTH_MS);
+
+export interface BaseLayout {
+  freq: Duration;
+  timeColumn: string;
+  /** Identifier column name -> its internal column in the base table. */
+  identifierColumns: Map<string, string>;
+}
+
+/** Joins every covariate onto `baseTable` as `target`; returns the covariate names, in column order c0, c1, ... */
+export async function joinCovariates(c: DuckDBConnection, covariates: BetaCovariate[], sources: TableSource[], baseTable: string, target: string, base: BaseLayout): Promise<string[]> {
+  const names: string[] = [];
+  const selects: string[] = [];
+  const joins: string[] = [];
+  for (const [i, cov] of covariates.entries()) {
+    const source = sources[i];
+    const rolesPath = `${QUERY_PATH}.covariates[${i}].schema.columns`;
+    const types = checkSourceColumns(await source.describe(c), cov.schema.columns, source, rolesPath);
+    const roles = summariseRoles(cov.schema.columns);
+    const relation = `beta_cov${i}_src`;
+    const joinColumns = cov.on.map((pair) => pair.attached);
+    await source.attach(c, relation, [...new Set([...joinColumns, ...roles.historical])]);
+
+    const time = roles.time[0];
+    const grid = time ? [base.freq, duration(time[1].frequency)].sort((a, b) => approxMs(b) - approxMs(a))[0] : null;
+    if (time) await checkTimes(c, relation, time[0], types.get(time[0])!, source, `${rolesPath}.${time[0]}`);
+    const attachedIds = joinColumns.filter((name) => name !== time?.[0]);
+    await checkIdentifiers(c, relation, attachedIds, source, rolesPath);
+
+    const keys = cov.on.map((pair, j) => (pair.attached === time?.[0] ? `${bucketExpression(timeExpression(pair.attached, types.get(pair.attached)!), grid!)} AS k${j}` : `CAST(${sqlIdent(pair.attached)} AS VARCHAR) AS k${j}`));
+    const values = roles.historical.map((name, j) => `avg(${valueExpression(name)}) AS v${j}`);
+    const table = `beta_cov${i}`;
+    await c.run(`CREATE TEMP TABLE ${table} AS SELECT ${keys.join(', ')}, ${values.join(', ')} FROM ${relation} GROUP BY ALL`);
+
+    const on = cov.on.map((pair, j) => {
+      const baseSide = pair.base === base.timeColumn ? bucketExpression('b.t', grid!) : `b.${base.identifierColumns.get(pair.base)}`;
+      return `${baseSide} = ${table}.k${j}`;
+    });
+    joins.push(`LEFT JOIN ${table} ON ${on.join(' AND ')}`);
+    roles.historical.forEach((name, j) => {
+      selects.push(`${table}.v${j} AS c${names.length}`);
+      names.push(name);
+    });
+  }
+  await c.run(`CREATE TEMP TABLE ${target} AS SELECT b.*${selects.map((s) => `, ${s}`).join('')} FROM ${baseTable} b ${joins.join(' ')}`);
+  return names;
+}

@@ -1,0 +1,54 @@
+import { RequestError } from '../errors.ts';
+import { parseTimestamp } from '../time-index.ts';
+import { addDuration, duration, floorToGrid, isoTimestamp, type Duration } from './duration.ts';
+import type { CutoffEntry } from './query-schema.ts';
+import { QUERY_PATH } from './validation.ts';
+
+/**
+ * Forecast origins. A cutoff is the last step a forecast sees: it forecasts the steps after it,
+ * and where those steps are in the data they are its actuals (a backtest). Without `cutoff`,
+ * each series is forecast from its own last step.
+ *
+ * `{"every": D}` counts back from `end` (default: the last step of the data) in steps of D,
+ * each origin snapped down onto the frequency grid, down to `start` (default: the first step of
+ * the data plus prediction_length, so the earliest origin has some history). Explicit dates are
+ * used as given (they must lie on the grid).
+ */
+
+export const MAX_CUTOFFS = 10_000;
+
+const toMs = (text: string) => parseTimestamp(text)!.time.toMillis();
+
+export interface DataSpan {
+  first: number;
+  last: number;
+}
+
+/** The cutoffs of the query, ascending; null means "each series' own end". */
+export function resolveCutoffs(entries: CutoffEntry[] | undefined, freq: Duration, horizonSteps: number, span: DataSpan): number[] | null {
+  if (!entries) return null;
+  const out = new Set<number>();
+  entries.forEach((entry, i) => {
+    if (typeof entry === 'string') {
+      out.add(toMs(entry));
+      return;
+    }
+    const every = duration(entry.every);
+    const end = floorToGrid(entry.end ? toMs(entry.end) : span.last, freq);
+    const start = entry.start ? toMs(entry.start) : addDuration(span.first, freq, horizonSteps);
+    for (let k = 0; ; k++) {
+      const cutoff = floorToGrid(addDuration(end, every, -k), freq);
+      if (cutoff < start) break;
+      if (k >= MAX_CUTOFFS) {
+        const message = `every ${entry.every} from ${isoTimestamp(start)} to ${isoTimestamp(end)} makes more than ${MAX_CUTOFFS} cutoffs; use a longer step or a later start`;
+        throw new RequestError(422, 'invalid_request', message, [{ path: `${QUERY_PATH}.cutoff[${i}]`, message }]);
+      }
+      out.add(cutoff);
+    }
+  });
+  if (out.size === 0) {
+    const message = `the cutoffs fall outside the data (${isoTimestamp(span.first)} to ${isoTimestamp(span.last)})`;
+    throw new RequestError(422, 'invalid_request', message, [{ path: `${QUERY_PATH}.cutoff`, message }]);
+  }
+  return [...out].sort((a, b) => a - b);
+}

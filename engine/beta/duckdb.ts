@@ -1,0 +1,44 @@
+import fs from 'node:fs';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+
+/**
+ * The DuckDB database the beta schema logic runs in: in memory, spilling to `tempDirectory`
+ * when a large upload does not fit. Every request works on its own connection with TEMP
+ * objects, so requests never see each other's tables and closing the connection drops them.
+ */
+export async function openBetaDatabase(options: { tempDirectory: string }): Promise<DuckDBInstance> {
+  fs.mkdirSync(options.tempDirectory, { recursive: true });
+  const db = await DuckDBInstance.create(':memory:', {
+    temp_directory: options.tempDirectory,
+    // The server may have no internet; object-store support is loaded only when configured.
+    autoinstall_known_extensions: 'false',
+  });
+  // Every time is UTC: naive timestamps are read as UTC, zoned ones converted to it. (Set once
+  // the built-in ICU extension is loaded; as a creation option it is refused.)
+  await withConnection(db, (c) => c.run("SET GLOBAL TimeZone = 'UTC'"));
+  return db;
+}
+
+export async function withConnection<T>(db: DuckDBInstance, work: (c: DuckDBConnection) => Promise<T>): Promise<T> {
+  const connection = await db.connect();
+  try {
+    return await work(connection);
+  } finally {
+    connection.closeSync();
+  }
+}
+
+/** A column or table name as a quoted SQL identifier. */
+export const sqlIdent = (name: string): string => `"${name.replaceAll('"', '""')}"`;
+
+/** A string as a SQL literal. */
+export const sqlString = (text: string): string => `'${text.replaceAll("'", "''")}'`;
+
+/** A finite number as a SQL DOUBLE literal. */
+export const sqlNumber = (x: number): string => `CAST(${JSON.stringify(x)} AS DOUBLE)`;
+
+const NUMERIC = /^(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT|FLOAT|DOUBLE|DECIMAL\(\d+,\s*\d+\))$/;
+const TEMPORAL = /^(TIMESTAMP|TIMESTAMP_S|TIMESTAMP_MS|TIMESTAMP_NS|TIMESTAMP WITH TIME ZONE|DATE)$/;
+
+export const isNumericType = (type: string): boolean => NUMERIC.test(type);
+export const isTemporalType = (type: string): boolean => TEMPORAL.test(type);

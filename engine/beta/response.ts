@@ -1,0 +1,109 @@
+import { z } from 'zod';
+import type { Metrics } from '../metrics.ts';
+
+/**
+ * The beta response (reference 2.9), column-oriented: every array of `data` has one entry per
+ * row, a row being one (series, cutoff, step). Two additions, both aligned the same way:
+ * `targets.<name>.actual` (the prepared true value where the data has it, else null) and
+ * `metrics`, one entry per (series, cutoff) with known actuals, scored like the stable API.
+ */
+
+const Identifiers = z
+  .record(z.string(), z.array(z.string().nullable()))
+  .meta({ description: 'One array per identifier column kept by at least one forecast level; null where the row\'s level aggregates it away.' });
+
+const MetricArrays = z.object({
+  mae: z.array(z.number().nullable()),
+  mape: z.array(z.number().nullable()),
+  crps: z.array(z.number().nullable()),
+  wape: z.array(z.number().nullable()),
+  scaled_bias: z.array(z.number().nullable()),
+});
+
+export const BetaResponse = z
+  .object({
+    data: z.object({
+      time: z.array(z.string()).meta({ description: 'Start of the forecast step, ISO 8601 UTC.' }),
+      cutoff: z.array(z.string()).meta({ description: 'Forecast origin: the last step the forecast saw, ISO 8601 UTC.' }),
+      lead_time: z.array(z.string()).meta({ description: 'time - cutoff, ISO 8601 duration (P1D, PT1H, P1M).' }),
+      span: z.array(z.string()).meta({ description: 'What one row covers: one frequency step, ISO 8601 duration.' }),
+      identifiers: Identifiers,
+      targets: z.record(
+        z.string(),
+        z.object({
+          quantiles: z.record(z.string(), z.array(z.number())).meta({ description: '`mean` and one key per requested quantile ("0.1").' }),
+          actual: z.array(z.number().nullable()).meta({ description: 'The true (prepared) value where the data has it; null past its end.' }),
+        }),
+      ),
+    }),
+    metrics: z
+      .object({
+        cutoff: z.array(z.string()),
+        identifiers: Identifiers,
+        known_steps: z.array(z.int()),
+        targets: z.record(z.string(), MetricArrays),
+      })
+      .nullable()
+      .meta({ description: 'One entry per (series, cutoff) whose forecast has known actuals; null when none has. Formulas as in the stable API (README, Metrics).' }),
+  })
+  .meta({ id: 'BetaResponse' });
+
+export type BetaResponse = z.output<typeof BetaResponse>;
+
+/** Appends rows column by column, so a large answer never holds a row object per step. */
+export class BetaResponseBuilder {
+  readonly body: BetaResponse;
+  private readonly metricsBody: NonNullable<BetaResponse['metrics']>;
+
+  constructor(
+    private readonly identifiers: string[],
+    targets: string[],
+    private readonly quantileKeys: string[],
+  ) {
+    const ids = () => Object.fromEntries(identifiers.map((name) => [name, [] as (string | null)[]]));
+    this.body = {
+      data: {
+        time: [],
+        cutoff: [],
+        lead_time: [],
+        span: [],
+        identifiers: ids(),
+        targets: Object.fromEntries(targets.map((t) => [t, { quantiles: Object.fromEntries(['mean', ...quantileKeys].map((k) => [k, [] as number[]])), actual: [] as (number | null)[] }])),
+      },
+      metrics: null,
+    };
+    this.metricsBody = {
+      cutoff: [],
+      identifiers: ids(),
+      known_steps: [],
+      targets: Object.fromEntries(targets.map((t) => [t, { mae: [], mape: [], crps: [], wape: [], scaled_bias: [] }])),
+    };
+  }
+
+  addRow(ids: Record<string, string | null>, time: string, cutoff: string, leadTime: string, span: string): void {
+    const d = this.body.data;
+    d.time.push(time);
+    d.cutoff.push(cutoff);
+    d.lead_time.push(leadTime);
+    d.span.push(span);
+    for (const name of this.identifiers) d.identifiers[name].push(ids[name] ?? null);
+  }
+
+  addPrediction(target: string, mean: number, quantiles: ArrayLike<number>, actual: number | null): void {
+    const t = this.body.data.targets[target];
+    t.quantiles.mean.push(mean);
+    this.quantileKeys.forEach((key, k) => t.quantiles[key].push(quantiles[k]));
+    t.actual.push(actual);
+  }
+
+  addMetrics(ids: Record<string, string | null>, cutoff: string, knownSteps: number, byTarget: Record<string, Metrics>): void {
+    const m = this.metricsBody;
+    m.cutoff.push(cutoff);
+    m.known_steps.push(knownSteps);
+    for (const name of this.identifiers) m.identifiers[name].push(ids[name] ?? null);
+    for (const [target, metrics] of Object.entries(byTarget)) {
+      for (const key of ['mae', 'mape', 'crps', 'wape', 'scaled_bias'] as const) m.targets[target][key].push(metrics[key]);
+    }
+    this.body.metrics = m;
+  }
+}

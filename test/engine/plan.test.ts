@@ -1,0 +1,60 @@
+import { expect, test } from 'vitest';
+import { splitIntoChunks } from '../../engine/jobs/chunking.ts';
+import { contextSeries, historyWindow, planForecasts } from '../../engine/plan.ts';
+import { ForecastRequest } from '../../engine/request-schema.ts';
+import type { ModelEntry } from '../../models/registry.ts';
+
+const globalModel: ModelEntry = { name: 'g', capabilities: { covariates: ['historical', 'future', 'static'], maxContext: null, needsWeights: false, global: true } };
+const localModel: ModelEntry = { name: 'l', capabilities: { covariates: [], maxContext: null, needsWeights: false, global: false } };
+
+const request = ForecastRequest.parse({
+  series: [
+    {
+      target: [1, 2, 3, 4, 5, 6],
+      index: ['2024-01-01', '2024-01-02', '2024-01-03', '2024-01-04', '2024-01-05', '2024-01-06'],
+      fcds: [3, 5],
+      hist_variables: { footfall: [10, 20, 30, 40, 50] },
+      future_variables: { price: [1, 1, 2, 2, 3, 3, 4] },
+      static_variables: { size: 7 },
+    },
+    { target: [9, 8, 7], index: ['2024-01-01', '2024-01-02', '2024-01-03'], only_as_context: true },
+  ],
+  horizon: 2,
+  freq: 'D',
+});
+
+test('each forecast sees historical covariates only up to its creation date, future ones through its horizon', () => {
+  const [a, b] = planForecasts(request, globalModel);
+  expect(Array.from(a.task.history)).toEqual([1, 2, 3]);
+  expect(a.task.covariates).toEqual({ hist: { footfall: [10, 20, 30] }, future: { price: [1, 1, 2, 2, 3] }, static: { size: 7 } });
+  expect(b.task.covariates?.hist.footfall).toEqual([10, 20, 30, 40, 50]);
+  expect(b.task.covariates?.future.price).toEqual([1, 1, 2, 2, 3, 3, 4]);
+});
+
+test('context limits covariates exactly as it limits the target', () => {
+  const [a] = planForecasts({ ...request, context: 2 }, globalModel);
+  expect(Array.from(a.task.history)).toEqual([2, 3]);
+  expect(a.task.covariates?.hist.footfall).toEqual([20, 30]);
+  expect(a.task.covariates?.future.price).toEqual([1, 2, 2, 3]);
+  expect(historyWindow(10, null, 4)).toEqual([6, 10]);
+  expect(historyWindow(3, 8, null)).toEqual([0, 3]);
+});
+
+test('global models get wall-clock times through the horizon, past the index end where needed', () => {
+  const [, b] = planForecasts(request, globalModel);
+  const day = 86_400_000;
+  expect(Array.from(b.task.times!)).toEqual([0, 1, 2, 3, 4, 5, 6].map((d) => Date.UTC(2024, 0, 1) + d * day));
+  expect(planForecasts(request, localModel)[0].task.times).toBeUndefined();
+  const [ctx] = contextSeries(request);
+  expect(ctx).toMatchObject({ seriesIndex: 1 });
+  expect(Array.from(ctx.values)).toEqual([9, 8, 7]);
+});
+
+test('a global model job is one chunk holding the whole request; local jobs split by forecasts', () => {
+  expect(splitIntoChunks(request, 1, true)).toEqual([{ seriesIndex: [0, 1], fcdPositions: [[0, 1], []], request }]);
+  const local = splitIntoChunks(request, 1);
+  expect(local.map((c) => [c.seriesIndex, c.fcdPositions, c.request.series.map((s) => s.fcds)])).toEqual([
+    [[0], [[0]], [[3]]],
+    [[0], [[1]], [[5]]],
+  ]);
+});
