@@ -28,6 +28,15 @@ export interface Config {
     parallelism: number;
     heartbeatTimeoutMs: number;
   };
+  /** POST /v1-beta/forecast (README, Beta API). */
+  beta: {
+    /** Largest multipart upload, all parts together; larger is 413. */
+    maxUploadBytes: number;
+    /** Root of local locator sources; null (unset) refuses locators of local files. */
+    dataRoot: string | null;
+    /** Object-store URL schemes DuckDB may read for locator sources; empty refuses them. */
+    objectStores: string[];
+  };
 }
 
 /** Where set-up (scripts/ensure-temporal-cli.sh) caches the Temporal CLI, outside the repo. */
@@ -77,6 +86,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       forecastsPerChunk: integer(env, 'JOB_CHUNK_FORECASTS', 64, 1),
       parallelism: integer(env, 'JOB_PARALLELISM', 8, 1),
       heartbeatTimeoutMs: integer(env, 'JOB_HEARTBEAT_TIMEOUT_MS', 30_000, 1_000),
+    },
+    beta: {
+      maxUploadBytes: integer(env, 'BETA_MAX_UPLOAD_BYTES', 512 * 1024 * 1024, 1024),
+      dataRoot: env.BETA_DATA_ROOT ? path.resolve(env.BETA_DATA_ROOT) : null,
+      objectStores: (env.BETA_OBJECT_STORES ?? '')
+        .split(',')
+        .map((s) => s.trim().toLowerCase())
+        .filter(Boolean),
     },
   };
 }

@@ -1,8 +1,12 @@
 import { createDocument } from 'zod-openapi';
+import { z } from 'zod';
+import { BetaQuery } from '../engine/beta/query-schema.ts';
+import { BetaResponse } from '../engine/beta/response.ts';
 import { ForecastRequest } from '../engine/request-schema.ts';
 import { ForecastResponseSchema } from '../engine/response-schema.ts';
 import { ProblemDetails } from './problem.ts';
 import { ModelQuery } from './query-schemas.ts';
+import { BetaModelQuery } from './routes/beta.ts';
 import { JOB_PREFIXES, JobIdParams, JobListQuery, JobPageQuery, JobStatusResponse, JobSubmitted } from './routes/jobs.ts';
 import { WarmupResponse } from './routes/warmup.ts';
 
@@ -56,6 +60,7 @@ export function buildOpenApiDocument(defaultModel: string): ReturnType<typeof cr
           responses: { '200': { description: 'The model is loaded.', content: { 'application/json': { schema: WarmupResponse } } }, ...ERRORS },
         },
       },
+      '/v1-beta/forecast': betaPath(),
       '/openapi': {
         get: {
           operationId: 'openapi',
@@ -133,4 +138,26 @@ function jobPaths(prefix: (typeof JOB_PREFIXES)[number], query: ReturnType<typeo
       },
     ]),
   ];
+}
+
+/** POST /v1-beta/forecast: a multipart upload whose `query` part is the beta request. */
+function betaPath() {
+  const body = z
+    .object({ query: BetaQuery })
+    .catchall(z.string().meta({ contentMediaType: 'application/octet-stream', description: 'A data part (Parquet or uncompressed Arrow IPC), named by the caller and read through inline://<part name>.' }));
+  return {
+    post: {
+      operationId: 'betaForecast',
+      summary: 'Forecast uploaded Parquet or Arrow data described by a schema (beta): roll-ups, cutoffs (backtests) and metrics.',
+      requestParams: { query: BetaModelQuery },
+      requestBody: { required: true, content: { 'multipart/form-data': { schema: body, encoding: { query: { contentType: 'application/json' } } } } },
+      responses: {
+        '200': { description: 'Forecasts, one row per (series, cutoff, step). The Server-Timing header splits upload, schema logic, model and assembly time.', content: { 'application/json': { schema: BetaResponse } } },
+        '400': problemResponse('The multipart body or the query part is malformed (`bad_request`, `invalid_json`).'),
+        '413': problemResponse('The upload is larger than BETA_MAX_UPLOAD_BYTES (`payload_too_large`).'),
+        '415': problemResponse('The body is not multipart/form-data (`unsupported_media_type`).'),
+        ...ERRORS,
+      },
+    },
+  };
 }

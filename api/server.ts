@@ -5,6 +5,7 @@ import { errorsPlugin } from './errors-plugin.ts';
 import type { JobService } from './jobs/job-service.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { rateLimitPlugin } from './rate-limit.ts';
+import { betaRoutes } from './routes/beta.ts';
 import { forecastRoutes } from './routes/forecast.ts';
 import { jobRoutes } from './routes/jobs.ts';
 import { warmupRoutes } from './routes/warmup.ts';
@@ -23,6 +24,7 @@ export async function buildServer(config: Config, options: { logger?: boolean; k
   app.get('/openapi', { config: { public: true } }, async () => openapi);
   await app.register(forecastRoutes, { defaultModel: config.defaultModel });
   await app.register(warmupRoutes, { defaultModel: config.defaultModel });
+  await app.register(betaRoutes, { dataDir: config.dataDir, maxUploadBytes: config.beta.maxUploadBytes, locator: config.beta });
   if (options.jobs) await app.register(jobRoutes, { defaultModel: config.defaultModel, dataDir: config.dataDir, jobs: options.jobs });
   return app;
 }

@@ -42,9 +42,9 @@ export function valueExpression(column: string): string {
 
 /**
  * Rows whose time cannot be placed on the grid are refused, never dropped: a missing time, or
- * text that is not a date (with an example of it).
+ * text that is not a date (with an example of it). Returns the number of rows.
  */
-export async function checkTimes(c: DuckDBConnection, relation: string, column: string, type: string, source: TableSource, path: string): Promise<void> {
+export async function checkTimes(c: DuckDBConnection, relation: string, column: string, type: string, source: TableSource, path: string): Promise<number> {
   const col = sqlIdent(column);
   const result = await c.runAndReadAll(
     `SELECT count(*) FILTER (WHERE ${col} IS NULL) AS missing,
@@ -60,6 +60,7 @@ export async function checkTimes(c: DuckDBConnection, relation: string, column: 
   if (row.total === 0n) fail(`${source.label} has no rows`);
   if (row.missing > 0n) fail(`${row.missing} row(s) of ${source.label} have no value in the time column '${column}'`);
   if (row.unreadable > 0n) fail(`${row.unreadable} row(s) of ${source.label} have a time that is not a date or ISO 8601 date-time in '${column}', such as '${row.example}'`);
+  return Number(row.total);
 }
 
 /** Rows without a value in an identifier column would form an unnamed series: refused. */

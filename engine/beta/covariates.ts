@@ -2,7 +2,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { checkIdentifiers, checkSourceColumns, checkTimes, timeExpression, valueExpression } from './columns.ts';
 import { duration, type Duration } from './duration.ts';
 import { sqlIdent } from './duckdb.ts';
-import { bucketExpression } from './grid-sql.ts';
+import { bucketExpression, stepTimeSql } from './grid-sql.ts';
 import type { BetaCovariate } from './query-schema.ts';
 import { summariseRoles } from './query-rules.ts';
 import type { TableSource } from './sources.ts';
@@ -26,7 +26,10 @@ export interface BaseLayout {
   identifierColumns: Map<string, string>;
 }
 
-/** Joins every covariate onto `baseTable` as `target`; returns the covariate names, in column order c0, c1, ... */
+/**
+ * Joins every covariate onto `baseTable` (sid, k, ...; names in `beta_ids`) as `target`; returns
+ * the covariate names, in column order c0, c1, ... (none, and no table, without covariates).
+ */
 export async function joinCovariates(c: DuckDBConnection, covariates: BetaCovariate[], sources: TableSource[], baseTable: string, target: string, base: BaseLayout): Promise<string[]> {
   const names: string[] = [];
   const selects: string[] = [];
@@ -52,7 +55,7 @@ export async function joinCovariates(c: DuckDBConnection, covariates: BetaCovari
     await c.run(`CREATE TEMP TABLE ${table} AS SELECT ${keys.join(', ')}, ${values.join(', ')} FROM ${relation} GROUP BY ALL`);
 
     const on = cov.on.map((pair, j) => {
-      const baseSide = pair.base === base.timeColumn ? bucketExpression('b.t', grid!) : `b.${base.identifierColumns.get(pair.base)}`;
+      const baseSide = pair.base === base.timeColumn ? bucketExpression(stepTimeSql('b.k', base.freq), grid!) : `d.${base.identifierColumns.get(pair.base)}`;
       return `${baseSide} = ${table}.k${j}`;
     });
     joins.push(`LEFT JOIN ${table} ON ${on.join(' AND ')}`);
@@ -61,6 +64,8 @@ export async function joinCovariates(c: DuckDBConnection, covariates: BetaCovari
       names.push(name);
     });
   }
-  await c.run(`CREATE TEMP TABLE ${target} AS SELECT b.*${selects.map((s) => `, ${s}`).join('')} FROM ${baseTable} b ${joins.join(' ')}`);
+  if (covariates.length === 0) return names;
+  // Identifier values come from the series dictionary; the step's time from its index.
+  await c.run(`CREATE TEMP TABLE ${target} AS SELECT b.*${selects.map((s) => `, ${s}`).join('')} FROM ${baseTable} b JOIN beta_ids d USING (sid) ${joins.join(' ')}`);
   return names;
 }

@@ -1,13 +1,18 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { RequestError } from '../errors.ts';
-import { sqlGridOrigin, sqlInterval, type Duration } from './duration.ts';
+import { FIXED_ORIGIN_MS, isoTimestamp, sqlGridOrigin, sqlInterval, type Duration } from './duration.ts';
 import { sqlNumber } from './duckdb.ts';
 import type { Impute } from './query-schema.ts';
 
 /**
- * Series on the frequency grid. Each series spans its first to its last step; the steps in
- * between that no row reached are added, and each target's gaps are filled by its impute rule.
- * Historical covariates are not imputed (they stay NULL where nothing was observed).
+ * Series on the frequency grid, in SQL. A step is a whole number `k`: the k-th bucket of the grid
+ * from its origin (duration.ts), so series are keyed by two integers (series id, k) and their
+ * names live in a small dictionary table. Integer keys keep DuckDB's hash tables small, which is
+ * what bounds the memory of the schema logic.
+ *
+ * Each series spans its first to its last step; steps in between that no row reached are added,
+ * and each target's gaps are filled by its impute rule. Historical covariates are not imputed
+ * (they stay NULL where nothing was observed).
  */
 
 export interface TargetSpec {
@@ -17,8 +22,25 @@ export interface TargetSpec {
   impute: Impute | undefined;
 }
 
-/** Columns that name one series: its level and its identifiers (NULL where aggregated away). */
-const keyMatch = (keys: string[], a: string, b: string) => keys.map((k) => `${a}.${k} IS NOT DISTINCT FROM ${b}.${k}`).join(' AND ');
+/** The step index of a UTC TIMESTAMP expression. */
+export function stepIndexSql(timestamp: string, freq: Duration): string {
+  if (freq.kind === 'fixed') return `CAST(floor((epoch_ms(${timestamp}) - ${FIXED_ORIGIN_MS}) / ${freq.ms}) AS BIGINT)`;
+  return `CAST(floor(((year(${timestamp}) - 2000) * 12 + month(${timestamp}) - 1) / ${freq.months}) AS BIGINT)`;
+}
+
+/** The start of step `k` as a TIMESTAMP expression. */
+export function stepTimeSql(k: string, freq: Duration): string {
+  if (freq.kind === 'fixed') return `make_timestamp((${FIXED_ORIGIN_MS} + ${k} * ${freq.ms}) * 1000)`;
+  return `(TIMESTAMP '2000-01-01 00:00:00' + to_months(CAST(${k} * ${freq.months} AS INTEGER)))`;
+}
+
+/** The start of step `k`, epoch milliseconds. */
+export function stepTime(k: number, freq: Duration): number {
+  return freq.kind === 'fixed' ? FIXED_ORIGIN_MS + k * freq.ms : Date.UTC(2000, k * freq.months, 1);
+}
+
+/** Bucket start of a timestamp on the grid of `freq`, for joins across grids. */
+export const bucketExpression = (timestamp: string, freq: Duration): string => `time_bucket(${sqlInterval(freq)}, ${timestamp}, ${sqlGridOrigin(freq)})`;
 
 function imputed(target: TargetSpec): string {
   const y = target.column;
@@ -30,7 +52,7 @@ function imputed(target: TargetSpec): string {
   // value is used. Linear interpolation is by steps; at either end it holds the nearest value.
   if (rule === 'forward_fill') return `coalesce(${y}, ${y}__pv, ${y}__nv)`;
   return `CASE WHEN ${y} IS NOT NULL THEN ${y} WHEN ${y}__pv IS NULL THEN ${y}__nv WHEN ${y}__nv IS NULL THEN ${y}__pv
-          ELSE ${y}__pv + (${y}__nv - ${y}__pv) * (__k - ${y}__pk) / (${y}__nk - ${y}__pk) END`;
+          ELSE ${y}__pv + (${y}__nv - ${y}__pv) * (k - ${y}__pk) / (${y}__nk - ${y}__pk) END`;
 }
 
 function neighbours(target: TargetSpec): string[] {
@@ -39,58 +61,54 @@ function neighbours(target: TargetSpec): string[] {
   return [
     `last_value(${y} IGNORE NULLS) OVER before_ AS ${y}__pv`,
     `first_value(${y} IGNORE NULLS) OVER after_ AS ${y}__nv`,
-    `last_value(CASE WHEN ${y} IS NOT NULL THEN __k END IGNORE NULLS) OVER before_ AS ${y}__pk`,
-    `first_value(CASE WHEN ${y} IS NOT NULL THEN __k END IGNORE NULLS) OVER after_ AS ${y}__nk`,
+    `last_value(CASE WHEN ${y} IS NOT NULL THEN k END IGNORE NULLS) OVER before_ AS ${y}__pk`,
+    `first_value(CASE WHEN ${y} IS NOT NULL THEN k END IGNORE NULLS) OVER after_ AS ${y}__nk`,
   ];
 }
 
+/** True when every series of `table` has every step of its span and every target a value. */
+export async function isComplete(c: DuckDBConnection, table: string, targets: TargetSpec[]): Promise<boolean> {
+  const missing = targets.map((t) => ` OR count(${t.column}) < count(*)`).join('');
+  const [[incomplete]] = (await c.runAndReadAll(`SELECT count(*) FROM (SELECT sid FROM ${table} GROUP BY sid HAVING count(*) < max(k) - min(k) + 1${missing})`)).getRowsJS() as bigint[][];
+  return incomplete === 0n;
+}
+
 /**
- * `target` := `source` on a complete grid per series (keys), targets imputed, other value columns
- * (covariates) carried as they are.
+ * `target` := `source` (sid, k, values) on a complete grid per series, targets imputed, other
+ * value columns (covariates) carried as they are.
  */
-export async function fillGrid(c: DuckDBConnection, source: string, target: string, keys: string[], freq: Duration, targets: TargetSpec[], others: string[]): Promise<void> {
-  const keyList = keys.join(', ');
+export async function fillGrid(c: DuckDBConnection, source: string, target: string, targets: TargetSpec[], others: string[]): Promise<void> {
   const values = [...targets.map((t) => t.column), ...others];
-  const partition = `PARTITION BY ${keyList} ORDER BY t`;
+  const partition = 'PARTITION BY sid ORDER BY k';
   await c.run(`
     CREATE TEMP TABLE ${target} AS
-    WITH spans AS (SELECT ${keyList}, min(t) AS t0, max(t) AS t1 FROM ${source} GROUP BY ${keyList}),
-    grid AS (SELECT ${keyList}, g.t FROM spans, unnest(generate_series(t0, t1, ${sqlInterval(freq)})) AS g(t)),
-    joined AS (
-      SELECT ${keys.map((k) => `grid.${k}`).join(', ')}, grid.t, ${values.map((v) => `s.${v}`).join(', ')},
-             row_number() OVER (PARTITION BY ${keys.map((k) => `grid.${k}`).join(', ')} ORDER BY grid.t) AS __k
-      FROM grid LEFT JOIN ${source} s ON ${keyMatch(keys, 'grid', 's')} AND grid.t = s.t),
+    WITH spans AS (SELECT sid, min(k) AS k0, max(k) AS k1 FROM ${source} GROUP BY sid),
+    grid AS (SELECT sid, g.k FROM spans, unnest(range(k0, k1 + 1)) AS g(k)),
+    joined AS (SELECT grid.sid, grid.k, ${values.map((v) => `s.${v}`).join(', ')} FROM grid LEFT JOIN ${source} s USING (sid, k)),
     near AS (
       SELECT *${targets.flatMap(neighbours).map((n) => `, ${n}`).join('')} FROM joined
       WINDOW before_ AS (${partition} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW),
              after_ AS (${partition} ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING))
-    SELECT ${keyList}, t, ${targets.map((t) => `${imputed(t)} AS ${t.column}`).join(', ')}${others.map((o) => `, ${o}`).join('')}
+    SELECT sid, k, ${targets.map((t) => `${imputed(t)} AS ${t.column}`).join(', ')}${others.map((o) => `, ${o}`).join('')}
     FROM near`);
 }
-
-/** Origin of the frequency grid and the bucket expression of a timestamp on it. */
-export const bucketExpression = (timestamp: string, freq: Duration): string => `time_bucket(${sqlInterval(freq)}, ${timestamp}, ${sqlGridOrigin(freq)})`;
 
 /**
  * Steps still without a value after imputation: gaps of a target without an impute rule, or a
  * series with no value at all. The message names up to five series.
  */
-export async function checkNoGaps(c: DuckDBConnection, table: string, keys: string[], targets: TargetSpec[], describeSeries: (keys: (string | number | null)[]) => string, pathOf: (target: TargetSpec) => string): Promise<void> {
+export async function checkNoGaps(c: DuckDBConnection, table: string, freq: Duration, targets: TargetSpec[], describeSeries: (sid: number) => string, pathOf: (target: TargetSpec) => string): Promise<void> {
   for (const target of targets) {
     const y = target.column;
     const result = await c.runAndReadAll(`
-      SELECT ${keys.join(', ')}, count(*) FILTER (WHERE ${y} IS NULL) AS gaps, count(*) AS steps,
-             strftime(min(t) FILTER (WHERE ${y} IS NULL), '%Y-%m-%dT%H:%M:%SZ') AS first_gap, count(*) OVER () AS series_with_gaps
-      FROM ${table} GROUP BY ${keys.join(', ')} HAVING count(*) FILTER (WHERE ${y} IS NULL) > 0
-      ORDER BY ${keys.join(', ')} LIMIT 5`);
-    const rows = result.getRowsJS() as (string | number | bigint | null)[][];
+      SELECT sid, count(*) FILTER (WHERE ${y} IS NULL) AS gaps, count(*) AS steps, min(k) FILTER (WHERE ${y} IS NULL) AS first_gap, count(*) OVER () AS series_with_gaps
+      FROM ${table} GROUP BY sid HAVING count(*) FILTER (WHERE ${y} IS NULL) > 0 ORDER BY sid LIMIT 5`);
+    const rows = (result.getRowsJS() as (number | bigint)[][]).map((row) => row.map(Number));
     if (rows.length === 0) continue;
-    const total = Number(rows[0][keys.length + 4]);
-    const listed = rows.map((row) => {
-      const [gaps, steps, first] = row.slice(keys.length, keys.length + 3);
-      const id = describeSeries(row.slice(0, keys.length).map((v) => (typeof v === 'bigint' ? Number(v) : v)));
-      return gaps === steps ? `${id} (no value at all)` : `${id} (${gaps} missing step(s), the first at ${first})`;
-    });
+    const listed = rows.map(([sid, gaps, steps, first]) =>
+      gaps === steps ? `${describeSeries(sid)} (no value at all)` : `${describeSeries(sid)} (${gaps} missing step(s), the first at ${isoTimestamp(stepTime(first, freq))})`,
+    );
+    const total = rows[0][4];
     const more = total > rows.length ? ` and ${total - rows.length} more` : '';
     const message =
       target.impute === undefined

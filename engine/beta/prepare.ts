@@ -1,12 +1,14 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { RequestError } from '../errors.ts';
-import { checkIdentifiers, checkSourceColumns, checkTimes, timeExpression, valueExpression } from './columns.ts';
+import { bucketIntoTable, passesFor, streamCompleteSeries, type BucketSpec, type SeriesArrays } from './buckets.ts';
+import { checkIdentifiers, checkSourceColumns, checkTimes, timeExpression } from './columns.ts';
 import { joinCovariates } from './covariates.ts';
 import type { Duration } from './duration.ts';
 import { sqlIdent, sqlString } from './duckdb.ts';
-import { bucketExpression, checkNoGaps, fillGrid, type TargetSpec } from './grid-sql.ts';
+import { checkNoGaps, fillGrid, isComplete, stepTime, type TargetSpec } from './grid-sql.ts';
 import { hierarchyLevels, selectLevels, type Level } from './hierarchy.ts';
 import { inputColumns, type Aggregate, type BetaQuery } from './query-schema.ts';
+import { rollUp } from './rollup.ts';
 import { queryFrequency, summariseRoles } from './query-rules.ts';
 import type { BetaSources } from './sources.ts';
 import { QUERY_PATH } from './validation.ts';
@@ -16,20 +18,17 @@ import { QUERY_PATH } from './validation.ts';
  * combined by the target's aggregate), each series completed and imputed, covariates joined,
  * the hierarchies rolled up (GROUPING SETS) and imputed again, and the selected levels read out
  * as one array per series and target.
+ *
+ * Series are numbered (`sid`) in small dictionary tables (`beta_ids`, `beta_rollup_ids`) that
+ * hold their level and identifier values; the large tables hold only (sid, step k, values).
  */
 
-export interface PreparedSeries {
-  level: Level;
-  /** One entry per identifier column; null where this level aggregates it away. */
-  ids: (string | null)[];
-  /** First step (epoch ms, UTC). */
-  start: number;
-  length: number;
-  /** One array per target, in `PreparedData.targets` order. */
-  targets: Float64Array[];
-  /** One array per covariate, in `PreparedData.covariates` order; NaN where unknown. */
-  covariates: Float64Array[];
-}
+/**
+ * One prepared series: its level, its identifier values (null where the level aggregates one
+ * away), its first step (epoch ms, UTC), and one array per target and covariate (NaN where a
+ * covariate is unknown), in `PreparedData` order.
+ */
+export type PreparedSeries = SeriesArrays;
 
 export interface PreparedData {
   freq: Duration;
@@ -39,30 +38,6 @@ export interface PreparedData {
   levels: Level[];
   series: PreparedSeries[];
 }
-
-/** Within one step: how rows combine. */
-const BUCKET: Record<Aggregate, (v: string) => string> = {
-  sum: (v) => `sum(${v})`,
-  mean: (v) => `avg(${v})`,
-  min: (v) => `min(${v})`,
-  max: (v) => `max(${v})`,
-  median: (v) => `median(${v})`,
-  first: (v) => `arg_min(${v}, __t) FILTER (WHERE ${v} IS NOT NULL)`,
-  last: (v) => `arg_max(${v}, __t) FILTER (WHERE ${v} IS NOT NULL)`,
-  count: (v) => `count(${v})`,
-};
-
-/** Across the children of a roll-up: first and last order rows in time, not series, and counts add up. */
-const ROLLUP: Record<Aggregate, (v: string) => string> = {
-  sum: (v) => `sum(${v})`,
-  mean: (v) => `avg(${v})`,
-  min: (v) => `min(${v})`,
-  max: (v) => `max(${v})`,
-  median: (v) => `median(${v})`,
-  first: (v) => `sum(${v})`,
-  last: (v) => `sum(${v})`,
-  count: (v) => `sum(${v})`,
-};
 
 export async function prepareSeries(c: DuckDBConnection, query: BetaQuery, sources: BetaSources): Promise<PreparedData> {
   const columns = inputColumns(query);
@@ -74,112 +49,128 @@ export async function prepareSeries(c: DuckDBConnection, query: BetaQuery, sourc
 
   const types = checkSourceColumns(await source.describe(c), columns, source, rolesPath);
   await source.attach(c, 'beta_input', Object.keys(columns));
-  await checkTimes(c, 'beta_input', timeColumn, types.get(timeColumn)!, source, `${rolesPath}.${timeColumn}`);
+  const rowCount = await checkTimes(c, 'beta_input', timeColumn, types.get(timeColumn)!, source, `${rolesPath}.${timeColumn}`);
   await checkIdentifiers(c, 'beta_input', roles.identifiers, source, rolesPath);
 
   const ids = roles.identifiers.map((name, i) => ({ name, column: `i${i}` }));
+  const idList = ids.map((id) => id.column);
   const targets: (TargetSpec & { aggregate: Aggregate })[] = roles.targets.map((name, i) => {
     const role = columns[name] as Extract<(typeof columns)[string], { kind: 'target' }>;
     return { name, column: `y${i}`, impute: role.impute, aggregate: role.aggregate };
   });
   const historical = roles.historical.map((name, i) => ({ name, column: `h${i}` }));
   const selection = selectLevels(hierarchyLevels(roles.identifiers, query.input.hierarchies), query.selector);
+  const levelOrder = `CASE lvl ${selection.levels.map((l, i) => `WHEN ${l.mask} THEN ${i}`).join(' ')} ELSE -1 END`;
+  const idOrder = idList.map((col) => `, ${col} NULLS FIRST`).join('');
 
-  // Values the selector asks for are filtered on the raw rows: every selected level keeps those
-  // identifiers, so their roll-ups are whole and no other series is prepared or checked.
+  // The base series, numbered. Values the selector asks for are filtered here: every selected
+  // level keeps those identifiers, so their roll-ups are whole and no other series is prepared.
   const filters = [...selection.values].map(([name, values]) => `CAST(${sqlIdent(name)} AS VARCHAR) IN (${values.map(sqlString).join(', ')})`);
-  await c.run(`
-    CREATE TEMP TABLE beta_bucketed AS
-    SELECT 0 AS lvl${ids.map((id) => `, ${id.column}`).join('')}, ${bucketExpression('__t', freq)} AS t,
-           ${[...targets.map((t) => `CAST(${BUCKET[t.aggregate](`__${t.column}`)} AS DOUBLE) AS ${t.column}`), ...historical.map((h) => `avg(__${h.column}) AS ${h.column}`)].join(', ')}
-    FROM (SELECT ${[
-      ...ids.map((id) => `CAST(${sqlIdent(id.name)} AS VARCHAR) AS ${id.column}`),
-      `${timeExpression(timeColumn, types.get(timeColumn)!)} AS __t`,
-      ...targets.map((t) => `${valueExpression(t.name)} AS __${t.column}`),
-      ...historical.map((h) => `${valueExpression(h.name)} AS __${h.column}`),
-    ].join(', ')}
-          FROM beta_input ${filters.length ? `WHERE ${filters.join(' AND ')}` : ''})
-    GROUP BY ALL`);
-  const [[rows]] = (await c.runAndReadAll('SELECT count(*) FROM beta_bucketed')).getRowsJS() as bigint[][];
-  if (rows === 0n) {
+  await c.run(
+    ids.length === 0
+      ? 'CREATE TEMP TABLE beta_ids AS SELECT 0 AS sid, 0 AS lvl'
+      : `CREATE TEMP TABLE beta_ids AS
+         SELECT CAST(row_number() OVER (ORDER BY ${idList.join(', ')}) - 1 AS INTEGER) AS sid, 0 AS lvl, ${idList.join(', ')}
+         FROM (SELECT DISTINCT ${ids.map((id) => `CAST(${sqlIdent(id.name)} AS VARCHAR) AS ${id.column}`).join(', ')} FROM beta_input ${filters.length ? `WHERE ${filters.join(' AND ')}` : ''})`,
+  );
+  const dictionary = await readDictionary(c, 'beta_ids', idList);
+  if (dictionary.size === 0) {
     const message = `no rows of ${source.label} match the selector's values`;
     throw new RequestError(422, 'invalid_request', message, [{ path: `${QUERY_PATH}.selector`, message }]);
   }
 
-  const keys = ['lvl', ...ids.map((id) => id.column)];
-  const describeSeries = (values: (string | number | null)[]) =>
-    ids.flatMap((id, i) => (values[i + 1] === null ? [] : [`${id.name}=${values[i + 1]}`])).join(', ') || 'the total';
-  const gapPath = (t: TargetSpec) => `${rolesPath}.${t.name}${t.impute ? '' : '.impute'}`;
+  const spec: BucketSpec = { ids, targets, historical, time: timeExpression(timeColumn, types.get(timeColumn)!), freq, batches: passesFor(rowCount, dictionary.size) };
+  const baseOnly = selection.levels.length === 1 && selection.levels[0].mask === 0;
+  if (baseOnly && historical.length === 0 && !query.covariates?.length) {
+    const series = await streamCompleteSeries(c, spec, dictionary, selection.levels[0]);
+    if (series) return { freq, identifiers: roles.identifiers, targets: roles.targets, covariates: [], levels: selection.levels, series };
+  }
+  await bucketIntoTable(c, spec);
 
-  await fillGrid(c, 'beta_bucketed', 'beta_filled', keys, freq, targets, historical.map((h) => h.column));
-  await checkNoGaps(c, 'beta_filled', keys, targets, describeSeries, gapPath);
-  const covariateNames = await joinCovariates(c, query.covariates ?? [], sources.covariates, 'beta_filled', 'beta_base', {
+  const describeSeries = (sid: number) => ids.flatMap((id, i) => (dictionary.get(sid)![i] === null ? [] : [`${id.name}=${dictionary.get(sid)![i]}`])).join(', ') || 'the series';
+  const gapPath = (t: TargetSpec) => `${rolesPath}.${t.name}${t.impute ? '' : '.impute'}`;
+  /** Completes a table's series on the grid, unless they are complete already (the common case, and the cheap one). */
+  const complete = async (table: string, filled: string, others: string[]): Promise<string> => {
+    if (await isComplete(c, table, targets)) return table;
+    await fillGrid(c, table, filled, targets, others);
+    await checkNoGaps(c, filled, freq, targets, describeSeries, gapPath);
+    return filled;
+  };
+
+  let base = await complete('beta_bucketed', 'beta_filled', historical.map((h) => h.column));
+  const covariateNames = await joinCovariates(c, query.covariates ?? [], sources.covariates, base, 'beta_base', {
     freq,
     timeColumn,
     identifierColumns: new Map(ids.map((id) => [id.name, id.column])),
   });
+  if (covariateNames.length > 0) base = 'beta_base';
   const valueColumns = [...historical.map((h) => h.column), ...covariateNames.map((_, i) => `c${i}`)];
 
-  const parts: string[] = [];
-  if (selection.levels.some((l) => l.mask === 0)) parts.push('SELECT * FROM beta_base');
+  const finals: { ids: string; values: string }[] = [];
+  if (selection.levels.some((l) => l.mask === 0)) finals.push({ ids: 'beta_ids', values: base });
   const rollups = selection.levels.filter((l) => l.mask !== 0);
   if (rollups.length > 0) {
-    const sets = rollups.map((l) => `(${[...l.kept.map((name) => ids.find((id) => id.name === name)!.column), 't'].join(', ')})`);
-    // GROUPING() and the column itself are only allowed for columns of some grouping set; an
-    // identifier no selected level keeps is a constant NULL with its bit always set.
-    const grouped = ids.map((id) => rollups.some((l) => l.kept.includes(id.name)));
-    const bit = (i: number) => 1 << (ids.length - 1 - i);
-    const lvl = ids.map((id, i) => (grouped[i] ? `GROUPING(${id.column}) * ${bit(i)}` : `${bit(i)}`)).join(' + ');
-    const idColumns = ids.map((id, i) => (grouped[i] ? id.column : `CAST(NULL AS VARCHAR) AS ${id.column}`));
-    await c.run(`
-      CREATE TEMP TABLE beta_rolled AS
-      SELECT CAST(${lvl} AS INTEGER) AS lvl${idColumns.map((col) => `, ${col}`).join('')}, t,
-             ${[...targets.map((t) => `CAST(${ROLLUP[t.aggregate](t.column)} AS DOUBLE) AS ${t.column}`), ...valueColumns.map((v) => `avg(${v}) AS ${v}`)].join(', ')}
-      FROM beta_base GROUP BY GROUPING SETS (${sets.join(', ')})`);
+    await rollUp(c, { base, ids, targets, valueColumns, levels: rollups, firstSid: dictionary.size, order: `${levelOrder}${idOrder}` });
+    for (const [sid, values] of await readDictionary(c, 'beta_rollup_ids', idList)) dictionary.set(sid, values);
     // A roll-up spans its children's union of steps; where no child has a step, the target's
     // impute rule fills it (or the gap is reported), as for the base series.
-    await fillGrid(c, 'beta_rolled', 'beta_rollups', keys, freq, targets, valueColumns);
-    await checkNoGaps(c, 'beta_rollups', keys, targets, describeSeries, gapPath);
-    parts.push('SELECT * FROM beta_rollups');
+    finals.push({ ids: 'beta_rollup_ids', values: await complete('beta_rolled_k', 'beta_rollups', valueColumns) });
   }
-  await c.run(`CREATE TEMP VIEW beta_series AS ${parts.join(' UNION ALL BY NAME ')}`);
 
-  const order = `CASE lvl ${selection.levels.map((l, i) => `WHEN ${l.mask} THEN ${i}`).join(' ')} END${ids.map((id) => `, ${id.column} NULLS FIRST`).join('')}`;
-  const series = await readSeries(c, order, keys, targets.length, valueColumns, selection.levels, ids.length);
+  const series = await readSeries(c, finals, freq, targets.length, valueColumns, selection.levels, `${levelOrder}${idOrder}`, idList);
   return { freq, identifiers: roles.identifiers, targets: roles.targets, covariates: [...roles.historical, ...covariateNames], levels: selection.levels, series };
 }
 
-/** The prepared series, one typed array per target and covariate, read a chunk at a time. */
-async function readSeries(c: DuckDBConnection, order: string, keys: string[], targetCount: number, valueColumns: string[], levels: Level[], idCount: number): Promise<PreparedSeries[]> {
+/** sid -> identifier values (null where aggregated away) of a small dictionary table. */
+async function readDictionary(c: DuckDBConnection, table: string, idList: string[]): Promise<Map<number, (string | null)[]>> {
+  const rows = (await c.runAndReadAll(`SELECT sid${idList.map((col) => `, ${col}`).join('')} FROM ${table}`)).getRowsJS() as [number, ...(string | null)[]][];
+  return new Map(rows.map(([sid, ...values]) => [Number(sid), values]));
+}
+
+/**
+ * The prepared series, one typed array per target and covariate. Values are streamed a chunk at
+ * a time in no particular order and placed by their step, so DuckDB never sorts the big table.
+ */
+async function readSeries(
+  c: DuckDBConnection,
+  finals: { ids: string; values: string }[],
+  freq: Duration,
+  targetCount: number,
+  valueColumns: string[],
+  levels: Level[],
+  order: string,
+  idList: string[],
+): Promise<PreparedSeries[]> {
   const byMask = new Map(levels.map((l) => [l.mask, l]));
-  const heads = await c.runAndReadAll(`SELECT ${keys.join(', ')}, epoch_ms(min(t)) AS start, count(*) AS n FROM beta_series GROUP BY ${keys.join(", ")} ORDER BY ${order}`);
-  const series: PreparedSeries[] = (heads.getRowsJS() as (string | number | bigint | null)[][]).map((row) => {
-    const length = Number(row[idCount + 2]);
-    return {
-      level: byMask.get(Number(row[0]))!,
-      ids: row.slice(1, idCount + 1) as (string | null)[],
-      start: Number(row[idCount + 1]),
+  const heads = finals.map((f) => `SELECT sid, min(k) AS k0, count(*) AS n FROM ${f.values} GROUP BY sid`).join(' UNION ALL ');
+  const dictionaries = finals.map((f) => `SELECT sid, lvl${idList.map((col) => `, ${col}`).join('')} FROM ${f.ids}`).join(' UNION ALL ');
+  const rows = (await c.runAndReadAll(`SELECT h.sid, h.k0, h.n, d.* EXCLUDE (sid) FROM (${heads}) h JOIN (${dictionaries}) d USING (sid) ORDER BY ${order}`)).getRowsJS() as (string | number | bigint | null)[][];
+  const bySid = new Map<number, { series: PreparedSeries; k0: number }>();
+  const series = rows.map(([sid, k0, n, lvl, ...idValues]) => {
+    const length = Number(n);
+    const s: PreparedSeries = {
+      level: byMask.get(Number(lvl))!,
+      ids: idValues as (string | null)[],
+      start: stepTime(Number(k0), freq),
       length,
       targets: Array.from({ length: targetCount }, () => new Float64Array(length)),
-      covariates: valueColumns.map(() => new Float64Array(length)),
+      covariates: valueColumns.map(() => new Float64Array(length).fill(NaN)),
     };
+    bySid.set(Number(sid), { series: s, k0: Number(k0) });
+    return s;
   });
 
   const targetColumns = Array.from({ length: targetCount }, (_, i) => `y${i}`);
-  const result = await c.stream(`SELECT ${[...targetColumns, ...valueColumns].join(', ')} FROM beta_series ORDER BY ${order}, t`);
-  let s = 0;
-  let offset = 0;
+  // k as DOUBLE (exact up to 2^53) so it reads as a number, not a BigInt per row.
+  const columns = ['sid', 'CAST(k AS DOUBLE) AS k', ...targetColumns, ...valueColumns].join(', ');
+  const result = await c.stream(finals.map((f) => `SELECT ${columns} FROM ${f.values}`).join(' UNION ALL '));
   for (let chunk = await result.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
-    const columns = chunk.getColumns() as (number | null)[][];
+    const vectors = Array.from({ length: chunk.columnCount }, (_, j) => chunk.getColumnVector(j));
     for (let r = 0; r < chunk.rowCount; r++) {
-      while (offset === series[s].length) {
-        s++;
-        offset = 0;
-      }
-      const cur = series[s];
-      for (let j = 0; j < targetCount; j++) cur.targets[j][offset] = columns[j][r] as number;
-      for (let j = 0; j < valueColumns.length; j++) cur.covariates[j][offset] = columns[targetCount + j][r] ?? NaN;
-      offset++;
+      const { series: s, k0 } = bySid.get(vectors[0].getItem(r) as number)!;
+      const at = (vectors[1].getItem(r) as number) - k0;
+      for (let j = 0; j < targetCount; j++) s.targets[j][at] = vectors[2 + j].getItem(r) as number;
+      for (let j = 0; j < valueColumns.length; j++) s.covariates[j][at] = (vectors[2 + targetCount + j].getItem(r) as number | null) ?? NaN;
     }
   }
   return series;

@@ -1,0 +1,59 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import type { FastifyInstance } from 'fastify';
+import { AUTH } from '../api/helpers.ts';
+
+/**
+ * Uploads for the beta tests, made by writers other than the service's own code: DuckDB's
+ * `COPY ... TO` writes the Parquet files, apache-arrow's writer the Arrow IPC ones, and pyarrow
+ * the compressed fixtures (tools/beta/make-compressed-arrow.py).
+ */
+
+export interface Part {
+  name: string;
+  data: Buffer | string;
+  /** Sent as a file part when given (curl -F 'name=@file'); otherwise as a plain form field. */
+  filename?: string;
+  contentType?: string;
+}
+
+/** A multipart/form-data body, built by hand so every part's shape is under the test's control. */
+export function multipartBody(parts: Part[]): { payload: Buffer; headers: Record<string, string> } {
+  const boundary = `----beta-test-${Math.random().toString(16).slice(2)}`;
+  const chunks: Buffer[] = [];
+  for (const part of parts) {
+    const disposition = `form-data; name="${part.name}"${part.filename !== undefined ? `; filename="${part.filename}"` : ''}`;
+    const type = part.contentType ? `\r\nContent-Type: ${part.contentType}` : '';
+    chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: ${disposition}${type}\r\n\r\n`), Buffer.from(part.data), Buffer.from('\r\n'));
+  }
+  chunks.push(Buffer.from(`--${boundary}--\r\n`));
+  return { payload: Buffer.concat(chunks), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } };
+}
+
+export const queryPart = (query: unknown): Part => ({ name: 'query', data: JSON.stringify(query), contentType: 'application/json' });
+export const filePart = (name: string, file: string): Part => ({ name, data: fs.readFileSync(file), filename: path.basename(file), contentType: 'application/octet-stream' });
+
+export function postBeta(app: FastifyInstance, parts: Part[], model = 'naive') {
+  const { payload, headers } = multipartBody(parts);
+  return app.inject({ method: 'POST', url: `/v1-beta/forecast?model=${model}`, headers: { ...AUTH, ...headers }, payload });
+}
+
+export function tempDir(prefix = 'beta-test-'): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+let writer: Promise<DuckDBInstance> | undefined;
+
+/** Writes the rows of a SQL query to a Parquet file with DuckDB's COPY. */
+export async function writeParquet(file: string, sql: string): Promise<string> {
+  const db = await (writer ??= DuckDBInstance.create(':memory:'));
+  const c = await db.connect();
+  try {
+    await c.run(`COPY (${sql}) TO '${file.replaceAll("'", "''")}' (FORMAT parquet)`);
+  } finally {
+    c.closeSync();
+  }
+  return file;
+}
