@@ -1,5 +1,6 @@
 import { availableModels, isRunnable, modelEntry, MODEL_NAMES, type ModelEntry } from '../models/registry.ts';
 import type { CovariateKind } from '../models/types.ts';
+import { checkGeneratedCovariates } from './covariates/generate.ts';
 import { RequestError, type FieldError } from './errors.ts';
 import type { ForecastRequest } from './request-schema.ts';
 
@@ -41,7 +42,17 @@ export function checkRequestAgainstModel(request: ForecastRequest, entry: ModelE
   if (request.model_config && request.model_config.model !== entry.name) {
     errors.push({ path: 'body.model_config.model', message: `is '${request.model_config.model}' but the request's model is '${entry.name}'` });
   }
-  if (request.covariates?.length && !supports('generated')) refuse('body.covariates', 'generated');
+  if (request.covariates?.length) {
+    if (!supports('generated')) refuse('body.covariates', 'generated');
+    // Unknown countries, currencies, data sources or columns, and series the data does not cover.
+    else {
+      // Exchange rates are not known in advance: they reach models as historical variables.
+      request.covariates.forEach((c, k) => {
+        if (c.type === 'forex' && !supports('historical')) refuse(`body.covariates[${k}]`, 'historical');
+      });
+      errors.push(...checkGeneratedCovariates(request));
+    }
+  }
   request.series.forEach((s, i) => {
     const at = `body.series[${i}]`;
     const groups: [string, Record<string, unknown[]> | Record<string, unknown>, CovariateKind][] = [

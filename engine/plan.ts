@@ -1,5 +1,6 @@
 import type { ModelEntry } from '../models/registry.ts';
 import type { ContextSeries, ForecastTask, TaskCovariates } from '../models/types.ts';
+import { covariateGenerator, type CovariateGenerator, type GeneratedColumns } from './covariates/generate.ts';
 import { DEFAULT_SEASON_LENGTH } from './frequencies.ts';
 import { forecastIndex } from './predictions.ts';
 import { DEFAULT_QUANTILES, type ForecastRequest, type InputSerie } from './request-schema.ts';
@@ -42,12 +43,22 @@ const hasCovariates = (s: InputSerie) =>
 
 /**
  * Covariates a forecast may see: historical values up to its creation date only, future values
- * through its horizon. Arrays are aligned with the index from its first entry.
+ * through its horizon. Arrays are aligned with the index from its first entry. Generated
+ * columns (engine/covariates) are cut by the same rule as the caller's variables of their kind.
  */
-function covariatesFor(s: InputSerie, from: number, to: number, horizon: number): TaskCovariates {
+function covariatesFor(s: InputSerie, from: number, to: number, horizon: number, generated?: GeneratedColumns): TaskCovariates {
   const cut = (vars: Record<string, (number | string)[]>, end: number) => Object.fromEntries(Object.entries(vars).map(([k, v]) => [k, v.slice(from, end)]));
-  return { hist: cut(s.hist_variables, to), future: cut(s.future_variables, to + horizon), static: s.static_variables };
+  const cutGenerated = (cols: Record<string, Float64Array> | undefined, end: number) =>
+    Object.fromEntries(Object.entries(cols ?? {}).map(([k, v]) => [k, Array.from(v.subarray(from, end))]));
+  return {
+    hist: { ...cut(s.hist_variables, to), ...cutGenerated(generated?.hist, to) },
+    future: { ...cut(s.future_variables, to + horizon), ...cutGenerated(generated?.future, to + horizon) },
+    static: s.static_variables,
+  };
 }
+
+/** The request's generated covariates, or null when it asks for none. */
+const generatorFor = (request: ForecastRequest): CovariateGenerator | null => (request.covariates?.length ? covariateGenerator(request) : null);
 
 /** Wall-clock times of the whole index and of the steps past its end that any forecast reaches. */
 function seriesTimes(s: InputSerie, request: ForecastRequest): Float64Array {
@@ -60,14 +71,18 @@ function seriesTimes(s: InputSerie, request: ForecastRequest): Float64Array {
 export function planForecasts(request: ForecastRequest, model: ModelEntry): PlannedForecast[] {
   const quantiles = requestedQuantiles(request);
   const seasonLength = resolveSeasonLength(request, model.name);
-  // Only global models read timestamps; parsing every index entry is skipped for the others.
-  const needsTimes = model.capabilities.global;
+  const generator = generatorFor(request);
+  // Only global models and generated covariates read timestamps; parsing every index entry is
+  // skipped for the others.
+  const needsTimes = model.capabilities.global || generator !== null;
   const out: PlannedForecast[] = [];
   request.series.forEach((s, seriesIndex) => {
     if (s.only_as_context) return;
     const target = Float64Array.from(s.target);
     const times = needsTimes ? seriesTimes(s, request) : undefined;
-    const withCovariates = hasCovariates(s);
+    // Built once per series over its whole timeline (history and the latest date's horizon).
+    const generated = generator && times ? generator.build(times) : undefined;
+    const withCovariates = hasCovariates(s) || generated !== undefined;
     creationDates(s).forEach((fcd, fcdPosition) => {
       const [from, to] = historyWindow(fcd, request.context, model.capabilities.maxContext);
       const task: ForecastTask = {
@@ -77,7 +92,7 @@ export function planForecasts(request: ForecastRequest, model: ModelEntry): Plan
         seasonLength,
         seriesIndex,
         ...(times && { times: times.subarray(from, to + request.horizon) }),
-        ...(withCovariates && { covariates: covariatesFor(s, from, to, request.horizon) }),
+        ...(withCovariates && { covariates: covariatesFor(s, from, to, request.horizon, generated) }),
       };
       out.push({ seriesIndex, fcdPosition, fcd, task });
     });
@@ -87,9 +102,12 @@ export function planForecasts(request: ForecastRequest, model: ModelEntry): Plan
 
 /** The `only_as_context` series, whole, for global models. */
 export function contextSeries(request: ForecastRequest): ContextSeries[] {
+  const generator = request.series.some((s) => s.only_as_context) ? generatorFor(request) : null;
   return request.series.flatMap((s, seriesIndex) => {
     if (!s.only_as_context) return [];
-    const covariates = hasCovariates(s) ? covariatesFor(s, 0, s.target.length, request.horizon) : undefined;
-    return [{ seriesIndex, values: Float64Array.from(s.target), times: Float64Array.from(s.index, wallClockMillis), ...(covariates && { covariates }) }];
+    const times = Float64Array.from(s.index, wallClockMillis);
+    const generated = generator?.build(times);
+    const covariates = hasCovariates(s) || generated ? covariatesFor(s, 0, s.target.length, request.horizon, generated) : undefined;
+    return [{ seriesIndex, values: Float64Array.from(s.target), times, ...(covariates && { covariates }) }];
   });
 }

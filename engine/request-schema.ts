@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { COMPONENT_NAMES } from './covariates/temporal.ts';
 import { FREQUENCIES } from './frequencies.ts';
 import { parseTimestamp } from './time-index.ts';
 
@@ -75,7 +76,7 @@ export const Covariate = z
     z.strictObject({
       type: z.literal('temporal_features'),
       config: z.strictObject({
-        components: z.array(z.string()).nullable().default(null),
+        components: z.array(z.enum(COMPONENT_NAMES)).nullable().default(null),
         seasonal_features: z
           .strictObject({
             month_of_year: z.number().positive(),

@@ -33,9 +33,10 @@ const ENTRIES: ModelEntry[] = [
   { name: 'aets', capabilities: local(), loadLocal: async () => (await import('./aets.ts')).aets },
   { name: 'aarima', capabilities: local(), loadLocal: async () => (await import('./aarima.ts')).aarima },
   {
+    // Every covariate kind: the reference's "all kinds" row, and generated covariates (issue 5).
     name: 'svc-global',
-    capabilities: { covariates: [...FULL_EXOGENOUS, 'string'], maxContext: null, needsWeights: false, global: true },
-    unavailableReason: 'the service global model is not implemented on this server yet',
+    capabilities: { covariates: [...FULL_EXOGENOUS, 'string', 'generated'], maxContext: null, needsWeights: false, global: true },
+    loadGlobal: async () => (await import('./svc-global/index.ts')).svcGlobal,
   },
   ...['chronos-2', 'moirai-2', 'moirai-moe'].map((name) => ({ name, capabilities: foundation([...FULL_EXOGENOUS, 'generated']), unavailableReason: NEEDS_WEIGHTS })),
   { name: 'tabpfn-ts', capabilities: foundation([...FULL_EXOGENOUS, 'string', 'generated']), unavailableReason: NEEDS_WEIGHTS },

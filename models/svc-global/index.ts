@@ -1,0 +1,1 @@
+export { createSvcGlobal, svcGlobal, DEFAULT_OPTIONS, type SvcGlobalOptions } from './model.ts';

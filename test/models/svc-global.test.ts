@@ -1,0 +1,146 @@
+import { describe, expect, test } from 'vitest';
+import { binMatrix, DEFAULT_PARAMS, fitGbdt, predictRow, rng } from '../../models/svc-global/gbdt.ts';
+import { createSvcGlobal, DEFAULT_OPTIONS, errorQuantiles, groupByCutoff, svcGlobal } from '../../models/svc-global/model.ts';
+import type { ForecastTask } from '../../models/types.ts';
+
+const HOUR = 3_600_000;
+
+/** Hourly series with a daily cycle and noise; times end at the same instant. */
+function hourly(count: number, length: number, horizon: number, seed = 1) {
+  const random = rng(seed);
+  const end = Date.UTC(2024, 5, 1);
+  return Array.from({ length: count }, (_, k) => {
+    const phase = k % 3;
+    const all = Float64Array.from({ length: length + horizon }, (_, t) => 20 + 5 * k + 6 * Math.sin((2 * Math.PI * (t + phase)) / 24) + (random() - 0.5) * 2);
+    const times = Float64Array.from({ length: length + horizon }, (_, t) => end - (length - 1 - t) * HOUR);
+    return { history: all.subarray(0, length), future: all.subarray(length), times };
+  });
+}
+
+const task = (s: { history: Float64Array; times: Float64Array }, i: number, horizon: number, quantiles = [0.1, 0.5, 0.9]): ForecastTask => ({
+  history: s.history,
+  horizon,
+  quantiles,
+  seasonLength: 24,
+  seriesIndex: i,
+  times: s.times,
+});
+
+describe('gradient-boosted trees', () => {
+  test('learn a non-linear function with missing values, and stop early on validation', () => {
+    const n = 4000;
+    const random = rng(5);
+    const x = new Float64Array(n * 3);
+    const y = new Float64Array(n);
+    for (let i = 0; i < n; i++) {
+      const a = random() * 4 - 2;
+      const b = random() < 0.2 ? NaN : random();
+      x.set([a, b, random()], i * 3);
+      y[i] = (a > 0 ? 3 : -1) + (Number.isNaN(b) ? 5 : b);
+    }
+    const data = binMatrix({ rows: n, features: 3, values: x }, 63, 1);
+    const train = Uint32Array.from({ length: 3000 }, (_, i) => i);
+    const valid = Uint32Array.from({ length: 1000 }, (_, i) => 3000 + i);
+    const fit = fitGbdt(data, y, train, { ...DEFAULT_PARAMS, rounds: 400, earlyStoppingRounds: 10 }, valid);
+    expect(fit.rounds).toBeLessThan(400);
+    let mse = 0;
+    let mean = 0;
+    for (const r of valid) mean += y[r] / valid.length;
+    let variance = 0;
+    for (const r of valid) {
+      mse += (predictRow(fit.booster, x, r * 3) - y[r]) ** 2;
+      variance += (y[r] - mean) ** 2;
+    }
+    expect(mse / variance).toBeLessThan(0.02);
+    expect(predictRow(fit.booster, Float64Array.of(1, NaN, 0.5))).toBeCloseTo(8, 0);
+  });
+});
+
+describe('svc-global', () => {
+  test('forecasts seasonal series far better than their mean, with ordered quantiles that cover', async () => {
+    const horizon = 24;
+    const data = hourly(8, 24 * 30, horizon);
+    const out = await svcGlobal.forecastBatch(data.map((s, i) => task(s, i, horizon)), []);
+    let mae = 0;
+    let meanMae = 0;
+    let inside = 0;
+    data.forEach((s, i) => {
+      const level = s.history.reduce((a, b) => a + b, 0) / s.history.length;
+      for (let j = 0; j < horizon; j++) {
+        mae += Math.abs(out[i].mean[j] - s.future[j]);
+        meanMae += Math.abs(level - s.future[j]);
+        expect(out[i].quantiles[0][j]).toBeLessThanOrEqual(out[i].quantiles[1][j]);
+        expect(out[i].quantiles[1][j]).toBeLessThanOrEqual(out[i].quantiles[2][j]);
+        if (s.future[j] >= out[i].quantiles[0][j] && s.future[j] <= out[i].quantiles[2][j]) inside++;
+      }
+    });
+    expect(mae).toBeLessThan(0.3 * meanMae);
+    expect(inside / (data.length * horizon)).toBeGreaterThan(0.6);
+  });
+
+  test('is deterministic', async () => {
+    const data = hourly(3, 24 * 10, 6);
+    const tasks = data.map((s, i) => task(s, i, 6));
+    const [a, b] = [await svcGlobal.forecastBatch(tasks, []), await svcGlobal.forecastBatch(tasks, [])];
+    expect(Array.from(a[1].mean)).toEqual(Array.from(b[1].mean));
+  });
+
+  test('learns from string static categories which pattern a series follows', async () => {
+    const horizon = 12;
+    const random = rng(3);
+    const end = Date.UTC(2024, 0, 1);
+    const make = (kind: 'up' | 'down', length: number, i: number): ForecastTask => {
+      const times = Float64Array.from({ length: length + horizon }, (_, t) => end - (length - 1 - t) * HOUR);
+      const sign = kind === 'up' ? 1 : -1;
+      const history = Float64Array.from({ length }, (_, t) => 50 + sign * 10 * ((t % 12) / 12) + random());
+      return { history, horizon, quantiles: [], seasonLength: 12, seriesIndex: i, times, covariates: { hist: {}, future: {}, static: { kind } } };
+    };
+    const tasks = [...Array.from({ length: 6 }, (_, i) => make(i % 2 ? 'up' : 'down', 240, i))];
+    const out = await svcGlobal.forecastBatch(tasks, []);
+    const slope = (m: Float64Array) => m[10] - m[0];
+    tasks.forEach((t, i) => expect(Math.sign(slope(out[i].mean))).toBe(t.covariates!.static.kind === 'up' ? 1 : -1));
+  });
+
+  test('context series inform the model without being forecast', async () => {
+    const data = hourly(4, 24 * 10, 6);
+    const tasks = [task(data[0], 0, 6)];
+    const context = data.slice(1).map((s, k) => ({ seriesIndex: k + 1, values: s.history, times: s.times.subarray(0, s.history.length) }));
+    const alone = await svcGlobal.forecastBatch(tasks, []);
+    const informed = await svcGlobal.forecastBatch(tasks, context);
+    expect(informed).toHaveLength(1);
+    expect(Array.from(informed[0].mean)).not.toEqual(Array.from(alone[0].mean));
+  });
+
+  test('a task at an early creation date is forecast by a model that never saw later data', async () => {
+    const data = hourly(3, 24 * 12, 6);
+    const early = (s: (typeof data)[0], i: number): ForecastTask => ({ ...task(s, i, 6), history: s.history.subarray(0, 24 * 8), times: s.times.subarray(0, 24 * 8 + 6) });
+    const tasks = [early(data[0], 0), task(data[1], 1, 6), task(data[2], 2, 6)];
+    const changed = data.map((s) => ({ ...s, history: Float64Array.from(s.history, (v, t) => (t >= 24 * 8 ? v * 3 : v)) }));
+    const tasks2 = [early(changed[0], 0), task(changed[1], 1, 6), task(changed[2], 2, 6)];
+    const model = createSvcGlobal(DEFAULT_OPTIONS);
+    const [a, b] = [await model.forecastBatch(tasks, []), await model.forecastBatch(tasks2, [])];
+    expect(Array.from(b[0].mean)).toEqual(Array.from(a[0].mean));
+    expect(Array.from(b[1].mean)).not.toEqual(Array.from(a[1].mean));
+  });
+
+  test('groups creation dates into at most k models, each trained up to its earliest date', () => {
+    expect(groupByCutoff([5, 1, 5, 3, 9], 2)).toEqual([
+      { cutoff: 1, tasks: [1, 3] },
+      { cutoff: 5, tasks: [0, 2, 4] },
+    ]);
+    expect(groupByCutoff([4, 4], 3)).toEqual([{ cutoff: 4, tasks: [0, 1] }]);
+  });
+
+  test('error quantiles per step; with few errors, pooled and widened like a random walk', () => {
+    const errors = Array.from({ length: 100 }, (_, i) => Float64Array.from({ length: 40 }, (_, j) => ((i - 49.5) / 50) * (j + 1)));
+    const [lo, hi] = errorQuantiles(errors, 40, [0.1, 0.9]);
+    expect(hi[39]).toBeGreaterThan(5 * hi[0]);
+    expect(lo[0]).toBeCloseTo(-hi[0], 12);
+    const few = errorQuantiles([Float64Array.of(1, 1, 1)], 3, [0.5]);
+    expect(few[0][3 - 1]).toBeCloseTo(Math.sqrt(3) * quantileOfScaled(), 12);
+    function quantileOfScaled() {
+      const v = [1 / 1, 1 / Math.SQRT2, 1 / Math.sqrt(3)].sort((a, b) => a - b);
+      return v[1];
+    }
+  });
+});
