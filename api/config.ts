@@ -1,5 +1,6 @@
 import os from 'node:os';
 import path from 'node:path';
+import { floatSourcesDir } from '../engine/covariates/float-sources.ts';
 
 /** Service configuration, read once from the environment (documented in the README). */
 export interface Config {
@@ -28,6 +29,12 @@ export interface Config {
     parallelism: number;
     heartbeatTimeoutMs: number;
   };
+  /**
+   * Where float data sources are registered (FLOAT_SOURCES_DIR, default DATA_DIR/float-sources):
+   * each Parquet or CSV file there is a `float` covariate's `data_source`. The engine reads the
+   * same variable through the same rule (engine/covariates/float-sources.ts).
+   */
+  floatSourcesDir: string;
   /** POST /v1-beta/forecast (README, Beta API). */
   beta: {
     /** Largest multipart upload, all parts together; larger is 413. */
@@ -87,6 +94,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       parallelism: integer(env, 'JOB_PARALLELISM', 8, 1),
       heartbeatTimeoutMs: integer(env, 'JOB_HEARTBEAT_TIMEOUT_MS', 30_000, 1_000),
     },
+    floatSourcesDir: floatSourcesDir(env),
     beta: {
       maxUploadBytes: integer(env, 'BETA_MAX_UPLOAD_BYTES', 512 * 1024 * 1024, 1024),
       dataRoot: env.BETA_DATA_ROOT ? path.resolve(env.BETA_DATA_ROOT) : null,
