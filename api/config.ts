@@ -7,6 +7,11 @@ export interface Config {
   port: number;
   host: string;
   dataDir: string;
+  /**
+   * MODELS_DIR: exported foundation models, one folder per model name (default DATA_DIR/models).
+   * Worker threads resolve it from the same environment (models/foundation/store.ts).
+   */
+  modelsDir: string;
   /** `principal:key` pairs from FORECAST_API_KEYS, for development and tests. */
   envKeys: { principal: string; key: string }[];
   defaultModel: string;
@@ -76,6 +81,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: integer(env, 'PORT', 8080),
     host: env.HOST || '0.0.0.0',
     dataDir: path.resolve(env.DATA_DIR || './data'),
+    modelsDir: path.resolve(env.MODELS_DIR || path.join(env.DATA_DIR || './data', 'models')),
     envKeys: parseApiKeys(env.FORECAST_API_KEYS),
     // The machine-readable reference names t0-beta as the default model (README, Decisions).
     defaultModel: env.DEFAULT_MODEL || 't0-beta',

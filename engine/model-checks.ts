@@ -1,4 +1,4 @@
-import { availableModels, isRunnable, modelEntry, MODEL_NAMES, type ModelEntry } from '../models/registry.ts';
+import { availableModels, modelEntry, MODEL_NAMES, whyUnavailable, type ModelEntry } from '../models/registry.ts';
 import type { CovariateKind } from '../models/types.ts';
 import { checkGeneratedCovariates } from './covariates/generate.ts';
 import { RequestError, type FieldError } from './errors.ts';
@@ -10,8 +10,10 @@ export function requireRunnableModel(name: string): ModelEntry {
   if (!entry) {
     throw new RequestError(422, 'invalid_request', `unknown model '${name}'`, [{ path: 'query.model', message: `must be one of ${MODEL_NAMES.join(', ')}` }]);
   }
-  if (!isRunnable(entry)) {
-    const message = `model '${name}' is not available on this server: ${entry.unavailableReason}. Models available here: ${availableModels().join(', ')}.`;
+  // Foundation models with an adapter are available once their export is installed and intact.
+  const reason = whyUnavailable(entry);
+  if (reason !== null) {
+    const message = `model '${name}' is not available on this server: ${reason}. Models available here: ${availableModels().join(', ')}.`;
     throw new RequestError(422, 'model_unavailable', message, [{ path: 'query.model', message }]);
   }
   return entry;
@@ -41,6 +43,12 @@ export function checkRequestAgainstModel(request: ForecastRequest, entry: ModelE
 
   if (request.model_config && request.model_config.model !== entry.name) {
     errors.push({ path: 'body.model_config.model', message: `is '${request.model_config.model}' but the request's model is '${entry.name}'` });
+  }
+  // Chronos-2's cross-learning (one group for all series) does not reach the adapter yet: refused
+  // rather than ignored.
+  const config = request.model_config?.config;
+  if (config && 'is_global' in config && config.is_global) {
+    errors.push({ path: 'body.model_config.config.is_global', message: 'cross-learning (is_global: true) is not supported on this server yet; each series is forecast with its own covariates only' });
   }
   if (request.covariates?.length) {
     if (!supports('generated')) refuse('body.covariates', 'generated');

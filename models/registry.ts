@@ -1,3 +1,4 @@
+import { inspectModel, type FoundationName } from './foundation/store.ts';
 import type { CovariateKind, GlobalModel, LocalModel, ModelCapabilities } from './types.ts';
 
 /**
@@ -16,6 +17,11 @@ export interface ModelEntry {
   readonly loadGlobal?: () => Promise<GlobalModel>;
   /** Why the model cannot run here, for models with neither loader. */
   readonly unavailableReason?: string;
+  /**
+   * For models that run exported weights: null when they are installed and intact, else what is
+   * missing or wrong and where it goes (models/foundation/store.ts).
+   */
+  readonly installed?: () => string | null;
 }
 
 const NONE: readonly CovariateKind[] = [];
@@ -25,7 +31,14 @@ const local = (covariates: readonly CovariateKind[] = NONE): ModelCapabilities =
 /** Foundation models: their context length comes from the installed model's manifest. */
 const foundation = (covariates: readonly CovariateKind[]): ModelCapabilities => ({ covariates, maxContext: null, needsWeights: true, global: true });
 
-const NEEDS_WEIGHTS = 'it is a foundation model and this server has no exported weights installed for it';
+const NO_ADAPTER =
+  'this server has no adapter for this foundation model yet, so installing its weights would not help (the README\'s "Foundation models" section gives the input/output contract an adapter expects)';
+
+/** A foundation model with an adapter (models/foundation/): runnable once its export is installed. */
+const installedFoundation = (name: FoundationName) => (): string | null => {
+  const found = inspectModel(name);
+  return found.ok ? null : found.reason;
+};
 
 const ENTRIES: ModelEntry[] = [
   { name: 'naive', capabilities: local(), loadLocal: async () => (await import('./naive.ts')).naive },
@@ -38,11 +51,27 @@ const ENTRIES: ModelEntry[] = [
     capabilities: { covariates: [...FULL_EXOGENOUS, 'string', 'generated'], maxContext: null, needsWeights: false, global: true },
     loadGlobal: async () => (await import('./svc-global/index.ts')).svcGlobal,
   },
-  ...['chronos-2', 'moirai-2', 'moirai-moe'].map((name) => ({ name, capabilities: foundation([...FULL_EXOGENOUS, 'generated']), unavailableReason: NEEDS_WEIGHTS })),
-  { name: 'tabpfn-ts', capabilities: foundation([...FULL_EXOGENOUS, 'string', 'generated']), unavailableReason: NEEDS_WEIGHTS },
-  ...['timesfm-2', 'timesfm-2p5'].map((name) => ({ name, capabilities: foundation(['future']), unavailableReason: NEEDS_WEIGHTS })),
+  {
+    // Past-only and known-future covariates are Chronos-2's own inputs (generated ones arrive as
+    // such); it has no static input, and a constant row carries no value through its scaling.
+    name: 'chronos-2',
+    capabilities: foundation(['historical', 'future', 'generated']),
+    loadGlobal: async () => (await import('./foundation/chronos2.ts')).chronos2Model(),
+    installed: installedFoundation('chronos-2'),
+  },
+  {
+    // Univariate for now: the reference's future covariates go through its in-context
+    // regression (xreg), which the adapter does not implement yet, so covariates are refused.
+    name: 'timesfm-2p5',
+    capabilities: foundation(NONE),
+    loadGlobal: async () => (await import('./foundation/timesfm2p5.ts')).timesfm25Model(),
+    installed: installedFoundation('timesfm-2p5'),
+  },
+  ...['moirai-2', 'moirai-moe'].map((name) => ({ name, capabilities: foundation([...FULL_EXOGENOUS, 'generated']), unavailableReason: NO_ADAPTER })),
+  { name: 'tabpfn-ts', capabilities: foundation([...FULL_EXOGENOUS, 'string', 'generated']), unavailableReason: NO_ADAPTER },
+  { name: 'timesfm-2', capabilities: foundation(['future']), unavailableReason: NO_ADAPTER },
   // The reference's covariate table is silent on these: they are taken as univariate.
-  ...['tirex', 'tirex-2', 'toto-2', 't0-alpha', 't0-beta', 'tabicl', 'reverso', 'patchtst-fm'].map((name) => ({ name, capabilities: foundation(NONE), unavailableReason: NEEDS_WEIGHTS })),
+  ...['tirex', 'tirex-2', 'toto-2', 't0-alpha', 't0-beta', 'tabicl', 'reverso', 'patchtst-fm'].map((name) => ({ name, capabilities: foundation(NONE), unavailableReason: NO_ADAPTER })),
   // The earlier variant's model list (reference 9.3); none of these is served any more.
   ...['moirai', 'chronos', 'chronos-bolt', 'timesfm', 'time-moe'].map((name) => ({
     name,
@@ -59,7 +88,13 @@ export function modelEntry(name: string): ModelEntry | undefined {
   return BY_NAME.get(name);
 }
 
-export const isRunnable = (e: ModelEntry): boolean => Boolean(e.loadLocal ?? e.loadGlobal);
+/** Why a model cannot run on this server now, or null when it can. */
+export function whyUnavailable(e: ModelEntry): string | null {
+  if (!(e.loadLocal ?? e.loadGlobal)) return e.unavailableReason ?? 'it is not implemented on this server';
+  return e.installed?.() ?? null;
+}
+
+export const isRunnable = (e: ModelEntry): boolean => whyUnavailable(e) === null;
 
 /** Names of the models this server can run now. */
 export function availableModels(): string[] {

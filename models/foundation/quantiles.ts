@@ -1,0 +1,142 @@
+/**
+ * Quantile arithmetic shared by the foundation model adapters: the reference implementations'
+ * interpolation rules, and the mapping of a model's own quantile levels to the requested ones.
+ */
+
+/**
+ * Linear interpolation of values known at `levels` (increasing), queried at `query`; flat beyond
+ * the first and last level. This is chronos.utils.interpolate_quantiles for one row: the end
+ * values are repeated at levels 0 and 1 when those are not given, a query equal to a level takes
+ * that level's value, and the bracket is the first level strictly above the query.
+ */
+export function interpolateAt(levels: ArrayLike<number>, values: ArrayLike<number>, query: number): number {
+  const n = levels.length;
+  // At or below the first level: the first value (the reference pads level 0 with it).
+  if (query <= levels[0]) return values[0];
+  // First index whose level is strictly above the query (searchsorted, right=True).
+  let lo = 0;
+  let hi = n;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (levels[mid] <= query) lo = mid + 1;
+    else hi = mid;
+  }
+  const upper = lo;
+  if (upper >= n) return values[n - 1];
+  const lower = upper - 1;
+  const span = levels[upper] - levels[lower];
+  const weight = span > 0 ? (query - levels[lower]) / span : 0;
+  return values[lower] + weight * (values[upper] - values[lower]);
+}
+
+/** `interpolateAt` for several query levels at once. */
+export function interpolate(levels: ArrayLike<number>, values: ArrayLike<number>, query: readonly number[], out = new Float64Array(query.length)): Float64Array {
+  for (let i = 0; i < query.length; i++) out[i] = interpolateAt(levels, values, query[i]);
+  return out;
+}
+
+/**
+ * The model's quantile values at its own levels, mapped to the requested levels by monotone
+ * interpolation: the values are first put in increasing order (so crossing quantiles of a model
+ * never yield a requested 0.9 below a requested 0.1), then interpolated linearly between levels,
+ * flat beyond the model's first and last level. For non-crossing outputs (a trained model's) it
+ * equals the reference's own interpolation.
+ */
+export function mapQuantiles(levels: readonly number[], values: ArrayLike<number>, query: readonly number[]): Float64Array {
+  const sorted = Float64Array.from(values).sort();
+  return interpolate(levels, sorted, query);
+}
+
+/**
+ * Probability mass per quantile level, by the trapezoidal rule (Chronos2Pipeline's
+ * `_get_prob_mass_per_quantile_level`): (q[i+1] - q[i-1]) / 2 with q[-1] = 0 and q[n] = 1,
+ * normalised.
+ */
+export function probabilityMass(levels: readonly number[]): Float64Array {
+  const n = levels.length;
+  const mass = new Float64Array(n);
+  let total = 0;
+  for (let i = 0; i < n; i++) {
+    const before = i === 0 ? 0 : levels[i - 1];
+    const after = i === n - 1 ? 1 : levels[i + 1];
+    mass[i] = (after - before) / 2;
+    total += mass[i];
+  }
+  for (let i = 0; i < n; i++) mass[i] /= total;
+  return mass;
+}
+
+/**
+ * Quantiles of a weighted sample (chronos.utils.weighted_quantile for one row): samples sorted,
+ * cumulative normalised weights (clamped to [0, 1]) as their levels, then `interpolateAt`.
+ * `scratch` arrays of the samples' length may be passed to avoid allocations in a loop; `run`
+ * is the length of runs that are usually sorted already (one path's quantiles), for speed.
+ */
+export function weightedQuantiles(
+  query: readonly number[],
+  weights: Float64Array,
+  samples: Float64Array,
+  out: Float64Array,
+  scratch: { order: Uint32Array; sorted: Float64Array; cumulative: Float64Array } = {
+    order: new Uint32Array(samples.length),
+    sorted: new Float64Array(samples.length),
+    cumulative: new Float64Array(samples.length),
+  },
+  run = 16,
+): Float64Array {
+  const n = samples.length;
+  const { order, sorted, cumulative } = scratch;
+  let total = 0;
+  for (let i = 0; i < n; i++) {
+    order[i] = i;
+    total += weights[i];
+  }
+  sortIndices(order, samples, run);
+  let running = 0;
+  for (let i = 0; i < n; i++) {
+    sorted[i] = samples[order[i]];
+    running += weights[order[i]] / total;
+    cumulative[i] = Math.min(1, Math.max(0, running));
+  }
+  for (let i = 0; i < query.length; i++) out[i] = interpolateAt(cumulative, sorted, query[i]);
+  return out;
+}
+
+/**
+ * Sorts indices by their values, ties by index (a stable order), in place. Insertion sort over
+ * runs (linear on a sorted run) then bottom-up merges: no comparator callbacks, the hot loop of
+ * the long-horizon merge.
+ */
+function sortIndices(order: Uint32Array, values: Float64Array, RUN: number): void {
+  const n = order.length;
+  const less = (a: number, b: number) => values[a] < values[b] || (values[a] === values[b] && a < b);
+  for (let start = 0; start < n; start += RUN) {
+    const end = Math.min(start + RUN, n);
+    for (let i = start + 1; i < end; i++) {
+      const item = order[i];
+      let j = i - 1;
+      while (j >= start && less(item, order[j])) {
+        order[j + 1] = order[j];
+        j--;
+      }
+      order[j + 1] = item;
+    }
+  }
+  if (n <= RUN) return;
+  let from: Uint32Array = order;
+  let to: Uint32Array = new Uint32Array(n);
+  for (let width = RUN; width < n; width *= 2) {
+    for (let lo = 0; lo < n; lo += 2 * width) {
+      const mid = Math.min(lo + width, n);
+      const hi = Math.min(lo + 2 * width, n);
+      let i = lo;
+      let j = mid;
+      let k = lo;
+      while (i < mid && j < hi) to[k++] = less(from[j], from[i]) ? from[j++] : from[i++];
+      while (i < mid) to[k++] = from[i++];
+      while (j < hi) to[k++] = from[j++];
+    }
+    [from, to] = [to, from];
+  }
+  if (from !== order) order.set(from);
+}

@@ -1,0 +1,70 @@
+/**
+ * ONNX Runtime sessions, created once per installed model file and reused by every request on
+ * this thread. A model re-installed under the same name (a new file: another size, time or
+ * checksum) gets a new session on its next use; the old one is released.
+ */
+import os from 'node:os';
+import * as ort from 'onnxruntime-node';
+import type { InstalledModel } from './store.ts';
+
+export type Feeds = Record<string, ort.Tensor>;
+
+interface CachedSession {
+  fingerprint: string;
+  session: Promise<ort.InferenceSession>;
+}
+
+const sessions = new Map<string, CachedSession>();
+
+/**
+ * Threads one session uses for a single operator. ONNX_THREADS sets it; by default each worker
+ * thread of the model pool gets an equal share of the cores, so concurrent requests do not
+ * oversubscribe the machine.
+ */
+export function intraOpThreads(env: NodeJS.ProcessEnv = process.env): number {
+  const configured = Number(env.ONNX_THREADS);
+  if (Number.isInteger(configured) && configured > 0) return configured;
+  const workers = Number(env.MODEL_THREADS);
+  const cores = os.availableParallelism();
+  return Math.max(1, Math.floor(cores / (Number.isInteger(workers) && workers > 0 ? workers : cores)));
+}
+
+export function sessionFor(model: InstalledModel): Promise<ort.InferenceSession> {
+  const cached = sessions.get(model.name);
+  if (cached && cached.fingerprint === model.fingerprint) return cached.session;
+  if (cached) void cached.session.then((s) => s.release()).catch(() => undefined);
+  const session = ort.InferenceSession.create(model.onnxPath, {
+    executionProviders: ['cpu'],
+    graphOptimizationLevel: 'all',
+    intraOpNumThreads: intraOpThreads(),
+    interOpNumThreads: 1,
+    executionMode: 'sequential',
+  });
+  const entry = { fingerprint: model.fingerprint, session };
+  // A failed load is not cached: the next request tries again (the file may have been replaced).
+  session.catch(() => sessions.get(model.name) === entry && sessions.delete(model.name));
+  sessions.set(model.name, entry);
+  return session;
+}
+
+export function float32(data: Float32Array, dims: number[]): ort.Tensor {
+  return new ort.Tensor('float32', data, dims);
+}
+
+export function int64(data: BigInt64Array, dims: number[]): ort.Tensor {
+  return new ort.Tensor('int64', data, dims);
+}
+
+export function bool(data: Uint8Array, dims: number[]): ort.Tensor {
+  return new ort.Tensor('bool', data, dims);
+}
+
+/** The float32 data of an output, checked against the shape the adapter expects. */
+export function output(outputs: ort.InferenceSession.OnnxValueMapType, name: string, dims: number[]): Float32Array {
+  const tensor = outputs[name];
+  if (!tensor) throw new Error(`the ONNX model has no output '${name}'; re-export it with tools/export/export.py`);
+  if (tensor.type !== 'float32' || tensor.dims.length !== dims.length || tensor.dims.some((d, i) => d !== dims[i])) {
+    throw new Error(`the ONNX model's output '${name}' is ${tensor.type}[${tensor.dims.join(', ')}], expected float32[${dims.join(', ')}]; re-export it with tools/export/export.py`);
+  }
+  return tensor.data as Float32Array;
+}

@@ -1,0 +1,190 @@
+/**
+ * The model store: MODELS_DIR holds one folder per model name, each with the exported ONNX file
+ * and a manifest.json that describes it (tools/export/README.md). This module finds a model's
+ * folder, validates its manifest and checks the ONNX file against the manifest's checksum.
+ *
+ * Worker threads and the API process read the same environment, so both resolve the same folder:
+ * MODELS_DIR, else DATA_DIR/models, else ./data/models (api/config.ts documents it).
+ */
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+
+export const MANIFEST_FILE = 'manifest.json';
+
+export function modelsDir(env: NodeJS.ProcessEnv = process.env): string {
+  return path.resolve(env.MODELS_DIR || path.join(env.DATA_DIR || './data', 'models'));
+}
+
+const levels = z
+  .array(z.number().gt(0).lt(1))
+  .min(1)
+  .refine((l) => l.every((v, i) => i === 0 || v > l[i - 1]), 'must increase strictly');
+
+const common = {
+  format: z.literal(1),
+  version: z.string().min(1),
+  source: z.string().optional(),
+  onnx_file: z.string().regex(/^[^/\\]+\.onnx$/, 'a file name ending in .onnx, inside the model folder'),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/, 'a lower-case hexadecimal SHA-256'),
+  bytes: z.number().int().positive(),
+  context_length: z.number().int().positive(),
+  patch_size: z.number().int().positive(),
+  quantile_levels: levels,
+  point_output: z.enum(['median', 'mean']),
+  covariates: z.array(z.enum(['historical', 'future', 'static'])),
+  exported_with: z.record(z.string(), z.string()).optional(),
+};
+
+export const Chronos2Manifest = z
+  .object({
+    ...common,
+    model: z.literal('chronos-2'),
+    output_patch_size: z.number().int().positive(),
+    max_output_patches: z.number().int().positive(),
+    options: z.object({ batch_size: z.number().int().positive(), rows_per_call: z.number().int().positive(), unrolled_quantiles: levels }).strict(),
+  })
+  .strict()
+  .refine((m) => m.context_length % m.patch_size === 0, { message: 'context_length must be a multiple of patch_size', path: ['context_length'] })
+  .refine((m) => m.quantile_levels.includes(0.5), { message: 'must include 0.5 (the point forecast)', path: ['quantile_levels'] })
+  .refine((m) => m.context_length >= m.max_output_patches * m.output_patch_size, {
+    message: 'must hold at least one native forecast (max_output_patches * output_patch_size) for the long-horizon roll-out',
+    path: ['context_length'],
+  })
+  .refine((m) => m.options.unrolled_quantiles.every((q) => m.quantile_levels.includes(q)), {
+    message: 'must be a subset of quantile_levels',
+    path: ['options', 'unrolled_quantiles'],
+  });
+
+export const TimesFM25Manifest = z
+  .object({
+    ...common,
+    model: z.literal('timesfm-2p5'),
+    output_patch_len: z.number().int().positive(),
+    output_quantile_len: z.number().int().positive(),
+    context_limit: z.number().int().positive(),
+    decode_index: z.number().int().nonnegative(),
+    forecast_config: z
+      .object({
+        normalize_inputs: z.boolean(),
+        use_continuous_quantile_head: z.boolean(),
+        force_flip_invariance: z.boolean(),
+        infer_is_positive: z.boolean(),
+        fix_quantile_crossing: z.boolean(),
+      })
+      .strict(),
+  })
+  .strict()
+  .refine((m) => m.context_length % m.patch_size === 0, { message: 'context_length must be a multiple of patch_size', path: ['context_length'] })
+  .refine((m) => m.output_patch_len % m.patch_size === 0, { message: 'output_patch_len must be a multiple of patch_size', path: ['output_patch_len'] })
+  .refine((m) => m.decode_index === m.quantile_levels.indexOf(0.5) + 1, { message: 'must point at the 0.5 channel (channel 0 is the mean head)', path: ['decode_index'] });
+
+export type Chronos2Manifest = z.output<typeof Chronos2Manifest>;
+export type TimesFM25Manifest = z.output<typeof TimesFM25Manifest>;
+
+/** Manifest schema of every model name that has an adapter on this server. */
+export const MANIFESTS = { 'chronos-2': Chronos2Manifest, 'timesfm-2p5': TimesFM25Manifest } as const;
+export type FoundationName = keyof typeof MANIFESTS;
+export type ManifestOf<N extends FoundationName> = z.output<(typeof MANIFESTS)[N]>;
+
+export interface InstalledModel<N extends FoundationName = FoundationName> {
+  readonly name: N;
+  readonly folder: string;
+  readonly onnxPath: string;
+  readonly manifest: ManifestOf<N>;
+  /** Identity of the verified file: a session is reused while this does not change. */
+  readonly fingerprint: string;
+}
+
+export type Inspection<N extends FoundationName = FoundationName> = { ok: true; model: InstalledModel<N> } | { ok: false; reason: string };
+
+const exportHint = (name: string, dir: string) =>
+  `export it with \`python tools/export/export.py ${name} --checkpoint <local checkpoint> --out ${dir}\` (tools/export/README.md)`;
+
+/** SHA-256 of verified files, keyed by path, size and modification time. */
+const verified = new Map<string, string>();
+
+function sha256File(file: string): string {
+  const hash = createHash('sha256');
+  const fd = fs.openSync(file, 'r');
+  try {
+    const buffer = Buffer.allocUnsafe(1 << 20);
+    for (;;) {
+      const read = fs.readSync(fd, buffer, 0, buffer.length, null);
+      if (read === 0) break;
+      hash.update(buffer.subarray(0, read));
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
+  return hash.digest('hex');
+}
+
+function describeIssues(error: z.ZodError): string {
+  return error.issues.map((i) => `${i.path.length ? i.path.join('.') : '(root)'}: ${i.message}`).join('; ');
+}
+
+/**
+ * Checks that a model is installed and intact: its folder and manifest exist, the manifest is
+ * valid for the model's adapter, and the ONNX file has the manifest's size and checksum. The
+ * checksum is computed once per file version (size and modification time), so a check is a few
+ * `stat` calls after the first; the first reads the whole file (about a second per GB), which
+ * GET /warmup does ahead of traffic.
+ */
+export function inspectModel<N extends FoundationName>(name: N, dir: string = modelsDir()): Inspection<N> {
+  const folder = path.join(dir, name);
+  const manifestPath = path.join(folder, MANIFEST_FILE);
+  if (!fs.existsSync(manifestPath)) {
+    const what = fs.existsSync(folder) ? `its folder ${folder} has no ${MANIFEST_FILE}` : `no folder ${folder}`;
+    return {
+      ok: false,
+      reason: `its exported model is not installed: ${what}. Place the exported ${name} folder (${MANIFEST_FILE} and the ONNX file it names) at ${folder} (MODELS_DIR=${dir}); ${exportHint(name, dir)}`,
+    };
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(fs.readFileSync(manifestPath, 'utf8'));
+  } catch (err) {
+    return { ok: false, reason: `its manifest ${manifestPath} is not valid JSON (${err instanceof Error ? err.message : String(err)}); re-export the model (${exportHint(name, dir)})` };
+  }
+  const parsed = MANIFESTS[name].safeParse(raw);
+  if (!parsed.success) {
+    return { ok: false, reason: `its manifest ${manifestPath} is invalid: ${describeIssues(parsed.error)}; re-export the model (${exportHint(name, dir)})` };
+  }
+  const manifest = parsed.data as ManifestOf<N>;
+  if (manifest.model !== name) {
+    return { ok: false, reason: `the manifest ${manifestPath} describes '${manifest.model}', not '${name}'; put each model in the folder of its own name` };
+  }
+  const onnxPath = path.join(folder, manifest.onnx_file);
+  let stat: fs.Stats;
+  try {
+    stat = fs.statSync(onnxPath);
+  } catch {
+    return { ok: false, reason: `its ONNX file is missing: ${manifestPath} names ${manifest.onnx_file}, expected at ${onnxPath}; copy the whole exported folder` };
+  }
+  if (stat.size !== manifest.bytes) {
+    return { ok: false, reason: `its ONNX file ${onnxPath} has ${stat.size} bytes but the manifest says ${manifest.bytes}: the file is incomplete or not the exported one; copy the exported folder again` };
+  }
+  const key = `${onnxPath}\0${stat.size}\0${stat.mtimeMs}`;
+  let digest = verified.get(key);
+  if (digest === undefined) {
+    digest = sha256File(onnxPath);
+    verified.set(key, digest);
+  }
+  if (digest !== manifest.sha256) {
+    return { ok: false, reason: `its ONNX file ${onnxPath} is corrupt: SHA-256 ${digest} but the manifest says ${manifest.sha256}; copy the exported folder again` };
+  }
+  return { ok: true, model: { name, folder, onnxPath, manifest, fingerprint: `${key}\0${digest}` } };
+}
+
+/** Raised when a model is used that is not installed or not intact; the message says what to do. */
+export class ModelNotInstalledError extends Error {
+  override readonly name = 'ModelNotInstalledError';
+}
+
+export function requireInstalled<N extends FoundationName>(name: N, dir?: string): InstalledModel<N> {
+  const found = inspectModel(name, dir);
+  if (!found.ok) throw new ModelNotInstalledError(`model '${name}' is not available on this server: ${found.reason}`);
+  return found.model;
+}

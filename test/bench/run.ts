@@ -1,0 +1,42 @@
+/**
+ * Benchmark entry point: `npm run bench -- <name> [options]`.
+ *
+ * Each benchmark is a module beside this file exporting `run(args: string[]): Promise<void>`;
+ * it parses its own options (`--help` for its usage). Adding one is one line in BENCHMARKS:
+ *
+ *   backtest: ['what it measures', () => import('./backtest.ts')],
+ */
+
+interface BenchmarkModule {
+  run(args: string[]): Promise<void>;
+}
+
+const BENCHMARKS: Record<string, readonly [summary: string, load: () => Promise<BenchmarkModule>]> = {
+  accuracy: ['M4 Hourly/Weekly: sMAPE, MASE, CRPS, time per series; R ets/auto.arima reference', () => import('./accuracy.ts')],
+  backtest: ['414 M4 Hourly series x 10 forecast creation dates (aets) through Temporal vs the engine directly: throughput and overhead', () => import('./backtest.ts')],
+  beta: ['M4 Hourly uploaded as Parquet to /v1-beta/forecast: schema logic vs model time, peak memory', () => import('./beta.ts')],
+  onnx: ['fixture foundation models on ONNX Runtime over M4 Hourly: series/s batched vs one at a time', () => import('./onnx.ts')],
+};
+
+function usage(): string {
+  const names = Object.entries(BENCHMARKS).map(([name, [summary]]) => `  ${name.padEnd(12)} ${summary}`);
+  return ['usage: npm run bench -- <name> [options]   (npm run bench -- <name> --help for its options)', '', 'benchmarks:', ...names].join('\n');
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [name, ...args] = argv;
+  const entry = name === undefined ? undefined : BENCHMARKS[name];
+  if (!entry) {
+    const help = name === undefined || name === '--help' || name === '-h';
+    console.error(`${help ? '' : `unknown benchmark "${name}"\n\n`}${usage()}`);
+    process.exitCode = help ? 0 : 2;
+    return;
+  }
+  const mod = await entry[1]();
+  await mod.run(args);
+}
+
+main(process.argv.slice(2)).catch((e: unknown) => {
+  console.error(e instanceof Error ? (e.stack ?? e.message) : e);
+  process.exitCode = 1;
+});

@@ -1,0 +1,196 @@
+/**
+ * Foundation models through the service: installed from MODELS_DIR (the test fixtures), warmed
+ * up, forecast by POST /forecast and by a job, and refused clearly when missing or corrupt.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { Worker } from '@temporalio/worker';
+import type { FastifyInstance } from 'fastify';
+import * as ort from 'onnxruntime-node';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { createJobWorker } from '../../../activities/worker.ts';
+import { JobService } from '../../../api/jobs/job-service.ts';
+import { closeWorkerPool } from '../../../engine/worker-pool.ts';
+import { forecastChronos2 } from '../../../models/foundation/chronos2.ts';
+import { requireInstalled } from '../../../models/foundation/store.ts';
+import { forecastTimesFM25 } from '../../../models/foundation/timesfm2p5.ts';
+import { AUTH, testConfig, testServer } from '../../api/helpers.ts';
+import { startTestTemporal, until } from '../../jobs/temporal-env.ts';
+import { FIXTURES_DIR } from './reference.ts';
+
+// Worker threads copy the environment when the pool starts: set before any forecast.
+process.env.MODELS_DIR = FIXTURES_DIR;
+
+const TASK_QUEUE = 'foundation-api-test';
+const config = testConfig();
+let env: TestWorkflowEnvironment;
+let app: FastifyInstance;
+let worker: Worker;
+let working: Promise<void>;
+
+beforeAll(async () => {
+  env = await startTestTemporal();
+  const jobs = new JobService(env.client, { dataDir: config.dataDir, taskQueue: TASK_QUEUE, parallelism: 2, heartbeatTimeoutMs: 10_000 });
+  app = await testServer(config, undefined, jobs);
+  worker = await createJobWorker({ address: env.address, namespace: 'default', taskQueue: TASK_QUEUE, dataDir: config.dataDir, forecastsPerChunk: 2 });
+  working = worker.run();
+}, 120_000);
+
+afterAll(async () => {
+  await app?.close();
+  worker?.shutdown();
+  await working;
+  await env?.teardown();
+  await closeWorkerPool();
+});
+
+const hourly = (n: number, phase = 0) => {
+  const target = Array.from({ length: n }, (_, i) => +(100 + 20 * Math.sin((2 * Math.PI * (i + phase)) / 24) + (i % 7)).toFixed(3));
+  const index = Array.from({ length: n }, (_, i) => new Date(Date.UTC(2024, 0, 1, i)).toISOString().slice(0, 19));
+  return { target, index };
+};
+const request = (extra: Record<string, unknown> = {}) => ({ series: [hourly(90), hourly(30, 5)], horizon: 40, freq: 'H', quantiles: [0.1, 0.5, 0.9], ...extra });
+
+const post = (model: string, body: unknown) => app.inject({ method: 'POST', url: `/forecast?model=${model}`, headers: AUTH, payload: body as object });
+
+/** What the adapter gives for the request's series, run in this thread on the same model. */
+async function direct(model: 'chronos-2' | 'timesfm-2p5', body: ReturnType<typeof request>) {
+  const installed = requireInstalled(model, FIXTURES_DIR);
+  const session = await ort.InferenceSession.create(installed.onnxPath);
+  const tasks = body.series.map((s) => ({ history: Float64Array.from(s.target), horizon: body.horizon, quantiles: body.quantiles, seasonLength: 24 }));
+  const run = (feeds: Record<string, ort.Tensor>) => session.run(feeds);
+  try {
+    return model === 'chronos-2'
+      ? await forecastChronos2(run, installed.manifest as never, tasks)
+      : await forecastTimesFM25(run, installed.manifest as never, tasks);
+  } finally {
+    await session.release();
+  }
+}
+
+function expectClose(got: number[], expected: ArrayLike<number>) {
+  expect(got).toHaveLength(expected.length);
+  got.forEach((g, i) => expect(Math.abs(g - expected[i])).toBeLessThanOrEqual(1e-6 * Math.max(1, Math.abs(expected[i]))));
+}
+
+describe.each(['chronos-2', 'timesfm-2p5'] as const)('%s installed in MODELS_DIR', (model) => {
+  test('GET /warmup loads its session and reports the load time', async () => {
+    const res = await app.inject({ method: 'GET', url: `/warmup?model=${model}`, headers: AUTH });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ model, status: 'ready' });
+    expect(res.json().load_time_ms).toBeGreaterThan(0);
+  });
+
+  test('POST /forecast answers the adapter forecast of this model, mean and quantiles', async () => {
+    const body = request();
+    const res = await post(model, body);
+    expect(res.statusCode).toBe(200);
+    const expected = await direct(model, body);
+    res.json().series.forEach(([p]: { prediction: Record<string, number[]>; index: string[] }[], i: number) => {
+      expect(Object.keys(p.prediction)).toEqual(['mean', '0.1', '0.5', '0.9']);
+      expect(p.index).toHaveLength(40);
+      expectClose(p.prediction.mean, expected[i].mean);
+      ['0.1', '0.5', '0.9'].forEach((k, j) => expectClose(p.prediction[k], expected[i].quantiles[j]));
+    });
+  });
+
+  test('a job gives the numbers of POST /forecast, backtest dates included', async () => {
+    const body = request({ series: [{ ...hourly(90), fcds: [60, 90] }, hourly(30, 5), hourly(50, 2)] });
+    const submitted = await app.inject({ method: 'POST', url: `/forecast-jobs?model=${model}`, headers: AUTH, payload: body });
+    expect(submitted.statusCode).toBe(200);
+    const id = submitted.json().job_id;
+    const done = await until(
+      async () => {
+        const res = (await app.inject({ method: 'GET', url: `/forecast-jobs/${id}`, headers: AUTH })).json();
+        return res.status !== 'in_progress' && res;
+      },
+      60_000,
+      `job ${id}`,
+    );
+    expect(done.status).toBe('completed');
+    const sync = (await post(model, body)).json();
+    expect(done.series.map((s: unknown[]) => s.length)).toEqual([2, 1, 1]);
+    done.series.forEach((s: { prediction: Record<string, number[]>; metrics: unknown }[], i: number) =>
+      s.forEach((p, j) => {
+        for (const key of ['mean', '0.1', '0.5', '0.9']) expectClose(p.prediction[key], sync.series[i][j].prediction[key]);
+      }),
+    );
+    // The backtest at 60 of 90 has the true values: metrics are computed.
+    expect(done.series[0][0].metrics).not.toBeNull();
+  }, 90_000);
+});
+
+describe('covariates', () => {
+  const future = (n: number) => Array.from({ length: n + 40 }, (_, i) => (i % 24 < 8 ? 1 : 0));
+  test('chronos-2 takes historical and future variables through its covariate inputs', async () => {
+    const plain = request();
+    const body = request({ series: plain.series.map((s) => ({ ...s, hist_variables: { load: s.target.map((v) => v / 2 + 1) }, future_variables: { shift: future(s.target.length) } })) });
+    const res = await post('chronos-2', body);
+    expect(res.statusCode).toBe(200);
+    const without = (await post('chronos-2', plain)).json();
+    expect(res.json().series[0][0].prediction.mean).not.toEqual(without.series[0][0].prediction.mean);
+  });
+
+  test('chronos-2 refuses static variables; timesfm-2p5 refuses covariates; nothing is dropped', async () => {
+    const withStatic = request({ series: request().series.map((s) => ({ ...s, static_variables: { size: 3 } })) });
+    const a = await post('chronos-2', withStatic);
+    expect(a.statusCode).toBe(422);
+    expect(a.json().errors[0].path).toBe('body.series[0].static_variables');
+    const withFuture = request({ series: request().series.map((s) => ({ ...s, future_variables: { shift: future(s.target.length) } })) });
+    const b = await post('timesfm-2p5', withFuture);
+    expect(b.statusCode).toBe(422);
+    expect(b.json().errors[0].path).toBe('body.series[0].future_variables');
+  });
+});
+
+test('chronos-2 refuses cross-learning (is_global: true) rather than ignoring it', async () => {
+  const on = await post('chronos-2', request({ model_config: { model: 'chronos-2', config: { is_global: true } } }));
+  expect(on.statusCode).toBe(422);
+  expect(on.json().errors[0].path).toBe('body.model_config.config.is_global');
+  expect((await post('chronos-2', request({ model_config: { model: 'chronos-2', config: { is_global: false } } }))).statusCode).toBe(200);
+});
+
+describe('a foundation model that is not installed, or not intact', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'models-'));
+  });
+  afterAll(() => {
+    process.env.MODELS_DIR = FIXTURES_DIR;
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('answers 422 model_unavailable naming the folder and file it expects, for forecasts and warm-up', async () => {
+    process.env.MODELS_DIR = dir;
+    for (const res of [await post('chronos-2', request()), await app.inject({ method: 'GET', url: '/warmup?model=chronos-2', headers: AUTH })]) {
+      expect(res.statusCode).toBe(422);
+      expect(res.json().code).toBe('model_unavailable');
+      expect(res.json().detail).toContain(path.join(dir, 'chronos-2'));
+      expect(res.json().detail).toContain('manifest.json');
+      expect(res.json().detail).not.toContain('timesfm-2p5,'); // not offered as available either
+    }
+  });
+
+  test('answers 422 for a corrupt ONNX file, never another model output', async () => {
+    process.env.MODELS_DIR = dir;
+    const folder = path.join(dir, 'timesfm-2p5');
+    fs.mkdirSync(folder, { recursive: true });
+    fs.copyFileSync(path.join(FIXTURES_DIR, 'timesfm-2p5', 'manifest.json'), path.join(folder, 'manifest.json'));
+    const bytes = fs.readFileSync(path.join(FIXTURES_DIR, 'timesfm-2p5', 'model.onnx'));
+    bytes[100] ^= 0xff;
+    fs.writeFileSync(path.join(folder, 'model.onnx'), bytes);
+    const res = await post('timesfm-2p5', request());
+    expect(res.statusCode).toBe(422);
+    expect(res.json().code).toBe('model_unavailable');
+    expect(res.json().detail).toContain('corrupt');
+  });
+
+  test('other foundation names answer that this server has no adapter for them', async () => {
+    const res = await post('moirai-2', request());
+    expect(res.statusCode).toBe(422);
+    expect(res.json().code).toBe('model_unavailable');
+    expect(res.json().detail).toContain('no adapter');
+  });
+});

@@ -1,0 +1,139 @@
+"""Shared helpers of the ONNX export scripts: graph clean-up, the manifest, reference records.
+
+Nothing here runs in the service: the service reads only what these scripts write (an ONNX
+file and manifest.json per model folder, see tools/export/README.md).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+
+MANIFEST_FORMAT = 1
+ONNX_FILE = "model.onnx"
+OPSET = 18
+
+
+def clean_onnx(src: Path, dst: Path) -> None:
+    """Makes the exported graph loadable by onnxruntime and small.
+
+    - torch's einsum promotes a boolean operand to float, but ONNX Einsum takes no booleans, so
+      the exporter's graph is refused by onnxruntime; a Cast to float restores torch's meaning.
+    - the exporter stores a stack trace per node (metadata_props, doc strings), several times the
+      size of a small model's weights; they are dropped.
+    """
+    model = onnx.load(str(src))
+    graph = model.graph
+    elem_type = {vi.name: vi.type.tensor_type.elem_type for vi in [*graph.value_info, *graph.input, *graph.output]}
+    nodes = []
+    for node in graph.node:
+        node.doc_string = ""
+        del node.metadata_props[:]
+        if node.op_type == "Einsum":
+            for k, name in enumerate(node.input):
+                if elem_type.get(name) == TensorProto.BOOL:
+                    cast = f"{name}__as_float"
+                    nodes.append(helper.make_node("Cast", [name], [cast], to=TensorProto.FLOAT, name=f"{cast}__cast"))
+                    node.input[k] = cast
+        nodes.append(node)
+    del graph.node[:]
+    graph.node.extend(nodes)
+    for vi in graph.value_info:
+        vi.doc_string = ""
+    del model.metadata_props[:]
+    model.doc_string = ""
+    onnx.checker.check_model(model)
+    onnx.save(model, str(dst))
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def package_versions(*names: str) -> dict[str, str]:
+    out = {}
+    for name in names:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+def write_manifest(folder: Path, fields: dict[str, Any]) -> Path:
+    """Writes manifest.json beside the ONNX file, with its checksum and size."""
+    onnx_path = folder / ONNX_FILE
+    manifest = {
+        "format": MANIFEST_FORMAT,
+        **fields,
+        "onnx_file": ONNX_FILE,
+        "sha256": sha256_of(onnx_path),
+        "bytes": onnx_path.stat().st_size,
+    }
+    path = folder / "manifest.json"
+    path.write_text(json.dumps(manifest, indent=2) + "\n")
+    return path
+
+
+def to_json_array(x: Any) -> Any:
+    """Arrays as nested lists, NaN written as null (JSON has no NaN), 9 significant digits (exact
+    for float32, the precision the references compute in)."""
+    arr = np.asarray(x, dtype=np.float64)
+    return [to_json_array(row) for row in arr] if arr.ndim > 1 else [None if math.isnan(v) else float(f"{v:.9g}") for v in arr]
+
+
+def write_reference(folder: Path, record: dict[str, Any]) -> Path:
+    path = folder / "reference.json"
+    path.write_text(json.dumps(record, separators=(",", ":")) + "\n")
+    return path
+
+
+def series_bank(seed: int, count: int, min_len: int, max_len: int) -> list[np.ndarray]:
+    """Deterministic test series: level, trend, a daily-like season and noise, around 100."""
+    rng = np.random.RandomState(seed)
+    out = []
+    for _ in range(count):
+        n = int(rng.randint(min_len, max_len + 1))
+        t = np.arange(n, dtype=np.float64)
+        level = rng.uniform(50, 150)
+        season = rng.uniform(2, 15) * np.sin(2 * np.pi * t / rng.choice([7, 12, 24]) + rng.uniform(0, 6))
+        out.append((level + rng.uniform(-0.3, 0.3) * t + season + rng.normal(0, 2, n)).astype(np.float32))
+    return out
+
+
+def randomize_(module: Any, seed: int) -> None:
+    """Fixed random weights of a plausible scale for every parameter of a tiny model.
+
+    Reference initialisations (T5's factor 0.05, TimesFM's zero norm scales) make a tiny untrained
+    network nearly constant, which would test little: every weight is drawn afresh instead, linear
+    weights ~ N(0, 1/fan_in), norm scales ~ N(1, 0.1), other vectors ~ N(0, 0.1).
+    """
+    import torch
+
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in module.named_parameters():
+            if p.dim() >= 2:
+                p.copy_(torch.randn(p.shape, generator=gen) / math.sqrt(p.shape[-1]))
+            elif any(k in name for k in ("layer_norm", "_ln", "norm.", "scale")) and "per_dim_scale" not in name:
+                p.copy_(1.0 + 0.1 * torch.randn(p.shape, generator=gen))
+            else:
+                p.copy_(0.1 * torch.randn(p.shape, generator=gen))
+
+
+def ensure_dir(path: Path) -> Path:
+    os.makedirs(path, exist_ok=True)
+    return path

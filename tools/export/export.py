@@ -1,0 +1,75 @@
+"""Exports a foundation model to ONNX for the forecasting service (see tools/export/README.md).
+
+    # a real checkpoint, into the service's model directory
+    python tools/export/export.py chronos-2 --checkpoint /path/to/chronos-2 --out "$MODELS_DIR"
+    python tools/export/export.py timesfm-2p5 --checkpoint /path/to/model.safetensors --out "$MODELS_DIR"
+
+    # the test fixtures: a tiny model of the reference's own code with fixed random weights, and
+    # the reference implementation's forecasts for fixed inputs
+    python tools/export/export.py chronos-2 --tiny-fixture --out test/fixtures/onnx
+
+Runs offline: the checkpoint is a local path (nothing is downloaded), and the service never runs
+Python.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import torch  # noqa: E402
+
+FAMILIES = ("chronos-2", "timesfm-2p5")
+
+
+def main(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("model", choices=FAMILIES)
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--checkpoint", help="local checkpoint: a Chronos-2 directory (config.json, model.safetensors), or TimesFM 2.5's model.safetensors or its directory")
+    source.add_argument("--tiny-fixture", action="store_true", help="build a tiny random model of the reference code and record reference forecasts (test fixtures)")
+    source.add_argument("--random-weights", action="store_true", help="a base-size model with random weights: for speed measurements (npm run bench -- onnx --models-dir), never for forecasts")
+    parser.add_argument("--out", required=True, type=Path, help="model directory: the model is written to OUT/<model>/")
+    parser.add_argument("--version", help="version written to the manifest (default: the checkpoint's folder name, or tiny-random-seed-N)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed of --tiny-fixture")
+    parser.add_argument("--max-context", type=int, default=None, help="timesfm-2p5: the ForecastConfig max_context to serve with (default 1024; 64 for the fixture)")
+    parser.add_argument("--reference", action="store_true", help="also record the reference forecasts of the fixed cases for a real checkpoint")
+    args = parser.parse_args(argv)
+
+    torch.manual_seed(args.seed)
+    torch.set_num_threads(max(1, torch.get_num_threads()))
+    if args.model == "chronos-2":
+        import chronos2 as family
+    else:
+        import timesfm2p5 as family
+
+    if args.tiny_fixture:
+        model = family.tiny_model(args.seed)
+        version = args.version or f"tiny-random-seed-{args.seed}"
+        source_text = f"tiny configuration of the reference code with fixed random weights (seed {args.seed}); a test fixture, not a forecaster"
+    elif args.random_weights:
+        model = family.base_size_model(args.seed)
+        version = args.version or f"base-size-random-seed-{args.seed}"
+        source_text = f"base-size configuration with random weights (seed {args.seed}); for speed measurements, not a forecaster"
+    else:
+        model = family.load_checkpoint(args.checkpoint)
+        version = args.version or Path(args.checkpoint).resolve().name
+        source_text = f"checkpoint {Path(args.checkpoint).resolve()}"
+
+    if args.model == "timesfm-2p5":
+        max_context = args.max_context or (64 if args.tiny_fixture else 1024)
+        manifest = family.export(model, args.out, version, source_text, max_context)
+        if args.tiny_fixture or (args.reference and not args.random_weights):
+            print("reference:", family.record_reference(model, args.out, args.seed, max_context))
+    else:
+        manifest = family.export(model, args.out, version, source_text)
+        if args.tiny_fixture or (args.reference and not args.random_weights):
+            print("reference:", family.record_reference(model, args.out, args.seed))
+    print("manifest:", manifest)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
