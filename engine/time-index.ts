@@ -102,11 +102,16 @@ export function buildFutureIndex(last: string, freq: Freq, count: number): strin
 /**
  * Calendar fields of an index entry as epoch milliseconds read as UTC: its wall-clock time in its
  * own offset. Calendar features (hour of day, holidays) need the local wall clock, not the instant.
+ * Called for every index entry of a request for global models, so it reads the fields directly
+ * (the request schema has already validated each entry through `parseTimestamp`).
  */
 export function wallClockMillis(text: string): number {
-  const parsed = parseTimestamp(text);
-  if (!parsed) throw new RangeError(`not a timestamp: ${text}`);
-  const t = parsed.time;
-  return Date.UTC(t.year, t.month - 1, t.day, t.hour, t.minute, t.second, t.millisecond);
+  const m = PATTERN.exec(text);
+  if (!m) throw new RangeError(`not a timestamp: ${text}`);
+  const [, y, mo, d, , hh, mi, ss, frac] = m;
+  const ms = frac === undefined ? 0 : Math.floor(Number(`0.${frac}`) * 1000);
+  const date = new Date(Date.UTC(2000, Number(mo) - 1, Number(d), Number(hh ?? 0), Number(mi ?? 0), Number(ss ?? 0), ms));
+  // setUTCFullYear, unlike Date.UTC, keeps years 0-99 as they are.
+  date.setUTCFullYear(Number(y), Number(mo) - 1, Number(d));
+  return date.getTime();
 }
-
