@@ -2,7 +2,12 @@ import { z } from 'zod';
 import { MODEL_NAMES } from '../models/registry.ts';
 
 /** Query parameters of 4.1 and 4.4. Unknown parameters are refused like unknown body fields. */
-export const ModelName = z.enum(MODEL_NAMES).meta({ id: 'ModelName', description: 'Model to run. When omitted, the server default (DEFAULT_MODEL).' });
+export const ModelName = z.enum(MODEL_NAMES).meta({
+  id: 'ModelName',
+  description:
+    'Model to run. When omitted, the server default (DEFAULT_MODEL). Beyond the reference, `aarima` takes numeric future covariates ' +
+    '(`future_variables` and generated covariates known in advance) as regressors: regression with ARIMA errors, as R auto.arima(xreg=).',
+});
 
 export const ModelQuery = (defaultModel: string) =>
   z.strictObject({

@@ -44,7 +44,9 @@ const ENTRIES: ModelEntry[] = [
   { name: 'naive', capabilities: local(), loadLocal: async () => (await import('./naive.ts')).naive },
   { name: 'seasonal-naive', capabilities: local(), loadLocal: async () => (await import('./naive.ts')).seasonalNaiveModel },
   { name: 'aets', capabilities: local(), loadLocal: async () => (await import('./aets.ts')).aets },
-  { name: 'aarima', capabilities: local(), loadLocal: async () => (await import('./aarima.ts')).aarima },
+  // Numeric future covariates, caller-supplied or generated, as regressors (regression with ARIMA
+  // errors): beyond the reference, which marks aarima's covariates as coming.
+  { name: 'aarima', capabilities: local(['future', 'generated']), loadLocal: async () => (await import('./aarima.ts')).aarima },
   {
     // Every covariate kind: the reference's "all kinds" row, and generated covariates (issue 5).
     name: 'svc-global',

@@ -132,7 +132,7 @@ describe('no leakage: each forecast creation date sees only what was known at it
 });
 
 describe('a known holiday effect is learnt from the holidays covariate', () => {
-  test('forecasts over Christmas and New Year are clearly more accurate with it', async () => {
+  test.each(['svc-global', 'aarima'])('%s forecasts over Christmas and New Year clearly more accurately with it', async (model) => {
     const hd = new Holidays('US', { types: ['public'] });
     const holiday = new Set<string>();
     for (const y of [2021, 2022, 2023, 2024]) for (const h of hd.getHolidays(y)) if (h.type === 'public') holiday.add(h.date.slice(0, 10));
@@ -145,7 +145,7 @@ describe('a known holiday effect is learnt from the holidays covariate', () => {
       fcds: [index.length - horizon],
     }));
     const mae = async (covariates: unknown[] | null) => {
-      const res = await post({ series: data, horizon, freq: 'D', quantiles: [0.5], covariates });
+      const res = await post({ series: data, horizon, freq: 'D', quantiles: [0.5], covariates }, model);
       expect(res.statusCode, res.body).toBe(200);
       const scores = res.json().series.map((s: { metrics: { mae: number } }[]) => s[0].metrics.mae);
       return scores.reduce((a: number, b: number) => a + b, 0) / scores.length;
