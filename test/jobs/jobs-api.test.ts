@@ -2,38 +2,25 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import type { Worker } from '@temporalio/worker';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createJobWorker } from '../../activities/worker.ts';
 import { JobService } from '../../api/jobs/job-service.ts';
 import { ForecastResponseSchema } from '../../engine/response-schema.ts';
-import { closeWorkerPool } from '../../engine/worker-pool.ts';
 import { AUTH, dailyRequest, testConfig, testServer } from '../api/helpers.ts';
-import { startTestTemporal, until } from './temporal-env.ts';
+import { startJobsStack, until, type JobsStack } from './temporal-env.ts';
 
+let stack: JobsStack;
 let env: TestWorkflowEnvironment;
 let app: FastifyInstance;
-let worker: Worker;
-let working: Promise<void>;
 const config = testConfig();
-const TASK_QUEUE = 'jobs-api-test';
 
 beforeAll(async () => {
-  env = await startTestTemporal();
-  const jobs = new JobService(env.client, { dataDir: config.dataDir, taskQueue: TASK_QUEUE, parallelism: 4, heartbeatTimeoutMs: 10_000 });
-  app = await testServer(config, undefined, jobs);
-  worker = await createJobWorker({ address: env.address, namespace: 'default', taskQueue: TASK_QUEUE, dataDir: config.dataDir, forecastsPerChunk: 2 });
-  working = worker.run();
+  stack = await startJobsStack(config, 'jobs-api-test', 4);
+  ({ env, app } = stack);
 }, 120_000);
 
-afterAll(async () => {
-  await app?.close();
-  worker?.shutdown();
-  await working;
-  await env?.teardown();
-  await closeWorkerPool();
-});
+afterAll(() => stack?.stop());
 
 const BOB = { authorization: 'Bearer test-key-bob' };
 

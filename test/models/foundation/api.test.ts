@@ -5,46 +5,29 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import type { Worker } from '@temporalio/worker';
 import type { FastifyInstance } from 'fastify';
 import * as ort from 'onnxruntime-node';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { createJobWorker } from '../../../activities/worker.ts';
-import { JobService } from '../../../api/jobs/job-service.ts';
-import { closeWorkerPool } from '../../../engine/worker-pool.ts';
 import { forecastChronos2 } from '../../../models/foundation/chronos2.ts';
 import { requireInstalled } from '../../../models/foundation/store.ts';
 import { forecastTimesFM25 } from '../../../models/foundation/timesfm2p5.ts';
-import { AUTH, testConfig, testServer } from '../../api/helpers.ts';
-import { startTestTemporal, until } from '../../jobs/temporal-env.ts';
+import { AUTH, testConfig } from '../../api/helpers.ts';
+import { startJobsStack, until, type JobsStack } from '../../jobs/temporal-env.ts';
 import { FIXTURES_DIR } from './reference.ts';
 
 // Worker threads copy the environment when the pool starts: set before any forecast.
 process.env.MODELS_DIR = FIXTURES_DIR;
 
-const TASK_QUEUE = 'foundation-api-test';
 const config = testConfig();
-let env: TestWorkflowEnvironment;
+let stack: JobsStack;
 let app: FastifyInstance;
-let worker: Worker;
-let working: Promise<void>;
 
 beforeAll(async () => {
-  env = await startTestTemporal();
-  const jobs = new JobService(env.client, { dataDir: config.dataDir, taskQueue: TASK_QUEUE, parallelism: 2, heartbeatTimeoutMs: 10_000 });
-  app = await testServer(config, undefined, jobs);
-  worker = await createJobWorker({ address: env.address, namespace: 'default', taskQueue: TASK_QUEUE, dataDir: config.dataDir, forecastsPerChunk: 2 });
-  working = worker.run();
+  stack = await startJobsStack(config, 'foundation-api-test', 2);
+  ({ app } = stack);
 }, 120_000);
 
-afterAll(async () => {
-  await app?.close();
-  worker?.shutdown();
-  await working;
-  await env?.teardown();
-  await closeWorkerPool();
-});
+afterAll(() => stack?.stop());
 
 const hourly = (n: number, phase = 0) => {
   const target = Array.from({ length: n }, (_, i) => +(100 + 20 * Math.sin((2 * Math.PI * (i + phase)) / 24) + (i % 7)).toFixed(3));
