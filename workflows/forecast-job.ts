@@ -1,4 +1,4 @@
-import { ActivityFailure, ApplicationFailure, defineQuery, proxyActivities, setHandler } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, defineQuery, isCancellation, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { JobActivities } from '../activities/forecast-job.ts';
 
 /**
@@ -28,12 +28,14 @@ const { planJob, summarizeJob } = proxyActivities<JobActivities>({
   retry: { maximumAttempts: 5 },
 });
 
-
 /**
  * Ends the job with a failure its poller can read: an activity's deliberate failure (bad input,
- * model error) keeps its code; anything that exhausted its retries is an internal error.
+ * model error) keeps its code; anything that exhausted its retries is an internal error. A
+ * cancellation, even one that reached a running chunk, is rethrown as is, so the job ends
+ * cancelled.
  */
 function jobFailure(err: unknown): never {
+  if (isCancellation(err)) throw err;
   if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure) {
     const code = err.cause.nonRetryable && err.cause.type ? err.cause.type : 'internal_error';
     throw ApplicationFailure.nonRetryable(err.cause.message, code, ...(err.cause.details ?? []));

@@ -171,3 +171,15 @@ test('a cancelled job ends as failed with code cancelled; its results cannot be 
     await api.close();
   }
 });
+
+test('a job cancelled while its chunks run ends as failed with code cancelled, not as an internal error', async () => {
+  const index = Array.from({ length: 600 }, (_, t) => new Date(Date.UTC(2024, 0, 1) + t * 3_600_000).toISOString().slice(0, 19));
+  const series = Array.from({ length: 6 }, (_, k) => ({ target: index.map((_, t) => 100 + k + 20 * Math.sin((2 * Math.PI * t) / 24) + ((t * 7919 + k) % 13)), index }));
+  const id = (await submit({ series, horizon: 24, freq: 'H' }, 'model=aarima')).json().job_id;
+  // Once the plan exists a chunk is running on the worker: cancel then.
+  await until(async () => (await app.inject({ method: 'GET', url: `/forecast-jobs/${id}`, headers: AUTH })).json().progress?.chunks > 0, 60_000, 'the plan');
+  const cancelled = await app.inject({ method: 'POST', url: `/forecast-jobs/${id}/cancel`, headers: AUTH });
+  expect(cancelled.statusCode).toBe(200);
+  const done = (await poll(id)).json();
+  expect(done).toMatchObject({ status: 'failed', series: null, error: { code: 'cancelled' } });
+});
