@@ -13,8 +13,8 @@ suppressPackageStartupMessages({
 })
 
 args <- commandArgs(trailingOnly = TRUE)
-hourly_path <- if (length(args) >= 1) args[[1]] else "../shared/datasets/m4-hourly.csv.gz"
-weekly_path <- if (length(args) >= 2) args[[2]] else "../shared/datasets/m4-weekly.csv.gz"
+hourly_path <- if (length(args) >= 1) args[[1]] else "datasets/m4-hourly.csv.gz"
+weekly_path <- if (length(args) >= 2) args[[2]] else "datasets/m4-weekly.csv.gz"
 out_dir <- "test/fixtures/arima"
 dir.create(out_dir, showWarnings = FALSE, recursive = TRUE)
 

@@ -19,7 +19,7 @@ suppressMessages({
 })
 
 args <- commandArgs(trailingOnly = TRUE)
-m4_path <- if (length(args) >= 1) args[1] else "../shared/datasets/m4-hourly.csv.gz"
+m4_path <- if (length(args) >= 1) args[1] else "datasets/m4-hourly.csv.gz"
 out_path <- "test/fixtures/ets/r-reference.json"
 
 stopifnot(packageVersion("forecast") == "8.20")
