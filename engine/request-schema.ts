@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { COMPONENT_NAMES } from './covariates/temporal.ts';
 import { FREQUENCIES } from './frequencies.ts';
-import { parseTimestamp } from './time-index.ts';
+import { instantMillis } from './time-index.ts';
 
 /**
  * The forecast request of the API reference (sections 2.1-2.4), as zod schemas. These schemas
@@ -23,7 +23,7 @@ export const TargetValue = z
 
 export const Timestamp = z
   .string()
-  .refine((s) => parseTimestamp(s) !== null, 'expected a date (YYYY-MM-DD) or an ISO 8601 date-time')
+  .refine((s) => !Number.isNaN(instantMillis(s)), 'expected a date (YYYY-MM-DD) or an ISO 8601 date-time')
   .meta({ description: 'A date (`YYYY-MM-DD`) or an ISO 8601 date-time (`YYYY-MM-DDTHH:MM:SS`, optional fraction and offset).', example: '2024-01-31' });
 
 /** Covariate values: numbers for most models; strings only for models that take categories. */
@@ -140,7 +140,7 @@ function checkLengths(req: z.output<z.ZodObject<any>>, ctx: z.RefinementCtx): vo
     if (s.index.length !== n) {
       ctx.addIssue({ code: 'custom', path: at('index'), message: `index has ${s.index.length} entries; target has ${n}: they must be the same length` });
     } else {
-      const times = s.index.map((t) => parseTimestamp(t)?.time.toMillis() ?? NaN);
+      const times = s.index.map(instantMillis);
       const bad = times.findIndex((t, j) => j > 0 && !(t > times[j - 1]));
       if (bad > 0) ctx.addIssue({ code: 'custom', path: at('index', bad), message: `index must increase strictly: ${s.index[bad]} does not come after ${s.index[bad - 1]}` });
     }

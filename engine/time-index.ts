@@ -100,18 +100,41 @@ export function buildFutureIndex(last: string, freq: Freq, count: number): strin
 }
 
 /**
- * Calendar fields of an index entry as epoch milliseconds read as UTC: its wall-clock time in its
- * own offset. Calendar features (hour of day, holidays) need the local wall clock, not the instant.
- * Called for every index entry of a request for global models, so it reads the fields directly
- * (the request schema has already validated each entry through `parseTimestamp`).
+ * The calendar fields of an index entry as epoch milliseconds read as UTC, or NaN when the entry
+ * is not a real date or time (2024-02-30, 25:00). Request validation and planning call this for
+ * every index entry, so it avoids luxon: the fields go through Date.UTC and must come back
+ * unchanged.
+ */
+function calendarMillis(m: RegExpExecArray): number {
+  const [, y, mo, d, , hh, mi, ss, frac] = m;
+  const month = Number(mo);
+  const day = Number(d);
+  const hour = Number(hh ?? 0);
+  const minute = Number(mi ?? 0);
+  const second = Number(ss ?? 0);
+  if (hour > 23 || minute > 59 || second > 59) return NaN;
+  const ms = frac === undefined ? 0 : Math.floor(Number(`0.${frac}`) * 1000);
+  const date = new Date(Date.UTC(2000, 0, 1, hour, minute, second, ms));
+  // setUTCFullYear, unlike Date.UTC, keeps years 0-99 as they are.
+  date.setUTCFullYear(Number(y), month - 1, day);
+  return date.getUTCMonth() === month - 1 && date.getUTCDate() === day ? date.getTime() : NaN;
+}
+
+/**
+ * The wall-clock time of an index entry in its own offset, as epoch milliseconds read as UTC.
+ * Calendar features (hour of day, holidays) need the local wall clock, not the instant.
  */
 export function wallClockMillis(text: string): number {
   const m = PATTERN.exec(text);
-  if (!m) throw new RangeError(`not a timestamp: ${text}`);
-  const [, y, mo, d, , hh, mi, ss, frac] = m;
-  const ms = frac === undefined ? 0 : Math.floor(Number(`0.${frac}`) * 1000);
-  const date = new Date(Date.UTC(2000, Number(mo) - 1, Number(d), Number(hh ?? 0), Number(mi ?? 0), Number(ss ?? 0), ms));
-  // setUTCFullYear, unlike Date.UTC, keeps years 0-99 as they are.
-  date.setUTCFullYear(Number(y), Number(mo) - 1, Number(d));
-  return date.getTime();
+  const t = m ? calendarMillis(m) : NaN;
+  if (Number.isNaN(t)) throw new RangeError(`not a timestamp: ${text}`);
+  return t;
+}
+
+/** The instant an index entry names (its offset applied; none means UTC), or NaN if invalid. */
+export function instantMillis(text: string): number {
+  const m = PATTERN.exec(text);
+  if (!m) return NaN;
+  const zone = m[9];
+  return calendarMillis(m) - (zone === undefined || zone === 'Z' ? 0 : offsetMinutes(zone) * 60_000);
 }
