@@ -16,7 +16,7 @@
 import { minimizeBfgs, numericHessian, type OptimResult } from './bfgs.ts';
 import { cssMeanSquare, differenceForCss, sparsePoly } from './css.ts';
 import { differencingPolynomial, kalmanForecast, kalmanLikelihood, makeStateSpace, resetStateSpace, type ArimaStateSpace } from './kalman.ts';
-import { invert, leastSquares, symmetricEigenvectors } from './linalg.ts';
+import { congruence, invert, leastSquares, symmetricEigenvectors } from './linalg.ts';
 import { invertMa } from './polyroot.ts';
 import { armaCount, expandArma, hasRootWithin, invTransform, rootsOutside, transformJacobian, undoTransform, type ArmaOrders } from './transform.ts';
 
@@ -199,20 +199,7 @@ function coefficientCovariance(H: Float64Array, k: number, nUsed: number, A: Flo
   for (let i = 0; i < k * k; i++) Hs[i] = H[i] * nUsed;
   const inv = invert(Hs, k);
   if (!A) return inv;
-  // A' inv A
-  const tmp = new Float64Array(k * k);
-  for (let i = 0; i < k; i++) for (let j = 0; j < k; j++) {
-    let s = 0;
-    for (let l = 0; l < k; l++) s += inv[i * k + l] * A[l * k + j];
-    tmp[i * k + j] = s;
-  }
-  const out = new Float64Array(k * k);
-  for (let i = 0; i < k; i++) for (let j = 0; j < k; j++) {
-    let s = 0;
-    for (let l = 0; l < k; l++) s += A[l * k + i] * tmp[l * k + j];
-    out[i * k + j] = s;
-  }
-  return out;
+  return congruence(inv, A, k);
 }
 
 /** Fits the model (stats::arima). Throws ArimaFitError (or an optimiser/solver error) on failure. */
@@ -451,26 +438,15 @@ export function fitArima(y: ArrayLike<number>, opts: ArimaOptions): ArimaFit {
     if (varCoef) {
       const idx = mask.flatMap((m, i) => (m ? [i] : []));
       const kk = idx.length;
-      const A = new Float64Array(kk * kk);
+      // The rotation's transpose At, so that A V A' = congruence(V, At).
+      const At = new Float64Array(kk * kk);
       for (let a = 0; a < kk; a++) for (let b = 0; b < kk; b++) {
         const ia = idx[a];
         const ib = idx[b];
-        if (ia >= narma && ib >= narma) A[a * kk + b] = rotation[(ia - narma) * ncxreg + (ib - narma)];
-        else A[a * kk + b] = ia === ib ? 1 : 0;
+        if (ia >= narma && ib >= narma) At[a * kk + b] = rotation[(ib - narma) * ncxreg + (ia - narma)];
+        else At[a * kk + b] = ia === ib ? 1 : 0;
       }
-      const tmp = new Float64Array(kk * kk);
-      for (let i = 0; i < kk; i++) for (let j = 0; j < kk; j++) {
-        let s = 0;
-        for (let l = 0; l < kk; l++) s += A[i * kk + l] * varCoef[l * kk + j];
-        tmp[i * kk + j] = s;
-      }
-      const out = new Float64Array(kk * kk);
-      for (let i = 0; i < kk; i++) for (let j = 0; j < kk; j++) {
-        let s = 0;
-        for (let l = 0; l < kk; l++) s += tmp[i * kk + l] * A[j * kk + l];
-        out[i * kk + j] = s;
-      }
-      varCoef = out;
+      varCoef = congruence(varCoef, At, kk);
     }
   }
 

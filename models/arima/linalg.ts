@@ -215,3 +215,25 @@ export function symmetricEigenvectors(S: ArrayLike<number>, k: number): Float64A
   for (let c = 0; c < k; c++) for (let r = 0; r < k; r++) out[r * k + c] = V[r * k + order[c]];
   return out;
 }
+
+/** Bᵀ M B for k x k row-major matrices: how a covariance M carries through the linear map B. */
+export function congruence(M: ArrayLike<number>, B: ArrayLike<number>, k: number): Float64Array {
+  const MB = new Float64Array(k * k);
+  for (let i = 0; i < k; i++) {
+    for (let j = 0; j < k; j++) {
+      let s = 0;
+      for (let l = 0; l < k; l++) s += M[i * k + l] * B[l * k + j];
+      MB[i * k + j] = s;
+    }
+  }
+  const out = new Float64Array(k * k);
+  for (let i = 0; i < k; i++) {
+    for (let j = 0; j < k; j++) {
+      let s = 0;
+      for (let l = 0; l < k; l++) s += B[l * k + i] * MB[l * k + j];
+      out[i * k + j] = s;
+    }
+  }
+  return out;
+}
+
