@@ -1,20 +1,11 @@
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { FastifyInstance } from 'fastify';
+import { describe, expect, test } from 'vitest';
 import { ForecastResponseSchema } from '../../engine/response-schema.ts';
-import { closeWorkerPool } from '../../engine/worker-pool.ts';
-import { AUTH, dailyRequest, testServer } from './helpers.ts';
+import { AUTH, dailyRequest, useTestServer } from './helpers.ts';
 
-let app: FastifyInstance;
-beforeAll(async () => {
-  app = await testServer();
-});
-afterAll(async () => {
-  await app.close();
-  await closeWorkerPool();
-});
+const server = useTestServer();
 
 const post = (body: unknown, query = 'model=naive', headers: Record<string, string> = AUTH) =>
-  app.inject({ method: 'POST', url: `/forecast?${query}`, headers, payload: body as object });
+  server.app.inject({ method: 'POST', url: `/forecast?${query}`, headers, payload: body as object });
 
 describe('POST /forecast answers the reference response shape', () => {
   test('one series without fcds yields series[0][0] with mean, quantile keys and the continued index', async () => {
@@ -196,7 +187,7 @@ describe('every non-2xx answer is problem+json', () => {
   });
 
   test('body that is not JSON', async () => {
-    const res = await app.inject({ method: 'POST', url: '/forecast?model=naive', headers: { ...AUTH, 'content-type': 'application/json' }, payload: '{"series": [' });
+    const res = await server.app.inject({ method: 'POST', url: '/forecast?model=naive', headers: { ...AUTH, 'content-type': 'application/json' }, payload: '{"series": [' });
     expect(res.statusCode).toBe(400);
     expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
     expect(res.json().code).toBe('invalid_json');
@@ -204,13 +195,13 @@ describe('every non-2xx answer is problem+json', () => {
   });
 
   test('wrong content type', async () => {
-    const res = await app.inject({ method: 'POST', url: '/forecast?model=naive', headers: { ...AUTH, 'content-type': 'text/plain' }, payload: 'hello' });
+    const res = await server.app.inject({ method: 'POST', url: '/forecast?model=naive', headers: { ...AUTH, 'content-type': 'text/plain' }, payload: 'hello' });
     expect(res.statusCode).toBe(415);
     expect(res.json().code).toBe('unsupported_media_type');
   });
 
   test('unknown route', async () => {
-    const res = await app.inject({ method: 'GET', url: '/nothing-here', headers: AUTH });
+    const res = await server.app.inject({ method: 'GET', url: '/nothing-here', headers: AUTH });
     expect(res.statusCode).toBe(404);
     expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
     expect(res.json().code).toBe('not_found');
@@ -218,10 +209,10 @@ describe('every non-2xx answer is problem+json', () => {
 });
 
 test('GET /warmup loads the model and says how long it took', async () => {
-  const res = await app.inject({ method: 'GET', url: '/warmup?model=naive&cloud=gcp&region=us', headers: AUTH });
+  const res = await server.app.inject({ method: 'GET', url: '/warmup?model=naive&cloud=gcp&region=us', headers: AUTH });
   expect(res.statusCode).toBe(200);
   expect(res.json()).toMatchObject({ model: 'naive', status: 'ready', load_time_ms: expect.any(Number), cloud: 'gcp', region: 'us' });
-  const unavailable = await app.inject({ method: 'GET', url: '/warmup?model=timesfm-2', headers: AUTH });
+  const unavailable = await server.app.inject({ method: 'GET', url: '/warmup?model=timesfm-2', headers: AUTH });
   expect(unavailable.json().code).toBe('model_unavailable');
-  expect((await app.inject({ method: 'GET', url: '/warmup?model=naive' })).statusCode).toBe(401);
+  expect((await server.app.inject({ method: 'GET', url: '/warmup?model=naive' })).statusCode).toBe(401);
 });

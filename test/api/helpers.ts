@@ -2,8 +2,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll } from 'vitest';
 import { loadConfig, type Config } from '../../api/config.ts';
 import { buildServer } from '../../api/server.ts';
+import { closeWorkerPool } from '../../engine/worker-pool.ts';
 import type { KeyResolver } from '../../api/auth.ts';
 import type { JobService } from '../../api/jobs/job-service.ts';
 
@@ -20,6 +22,19 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
 
 export async function testServer(overrides: Partial<Config> = {}, keyResolver?: KeyResolver, jobs?: JobService): Promise<FastifyInstance> {
   return buildServer(testConfig(overrides), { keyResolver, jobs });
+}
+
+/** A test server for the calling file: built before its tests, closed with the model threads after. */
+export function useTestServer(): { app: FastifyInstance } {
+  const server = {} as { app: FastifyInstance };
+  beforeAll(async () => {
+    server.app = await testServer();
+  });
+  afterAll(async () => {
+    await server.app?.close();
+    await closeWorkerPool();
+  });
+  return server;
 }
 
 /** A small valid request: one daily series of 10 values. */

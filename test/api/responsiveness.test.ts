@@ -1,16 +1,7 @@
-import { afterAll, beforeAll, expect, test } from 'vitest';
-import type { FastifyInstance } from 'fastify';
-import { closeWorkerPool } from '../../engine/worker-pool.ts';
-import { AUTH, testServer } from './helpers.ts';
+import { expect, test } from 'vitest';
+import { AUTH, useTestServer } from './helpers.ts';
 
-let app: FastifyInstance;
-beforeAll(async () => {
-  app = await testServer();
-});
-afterAll(async () => {
-  await app.close();
-  await closeWorkerPool();
-});
+const server = useTestServer();
 
 /** Long hourly series with a daily cycle: seconds of aarima fitting each. */
 function hourlySeries(count: number, length: number) {
@@ -23,7 +14,7 @@ function hourlySeries(count: number, length: number) {
 
 test('a long model fit runs off the event loop: other requests are answered while it computes', async () => {
   let forecastDone = false;
-  const slow = app
+  const slow = server.app
     .inject({ method: 'POST', url: '/forecast?model=aarima', headers: AUTH, payload: { series: hourlySeries(4, 600), horizon: 24, freq: 'H' } })
     .then((res) => {
       forecastDone = true;
@@ -31,9 +22,9 @@ test('a long model fit runs off the event loop: other requests are answered whil
     });
   // Let the forecast reach the worker threads before asking for anything else.
   await new Promise((r) => setTimeout(r, 200));
-  const spec = await app.inject({ method: 'GET', url: '/openapi' });
+  const spec = await server.app.inject({ method: 'GET', url: '/openapi' });
   // Answered on the event loop (model threads are all busy with the slow forecast).
-  const refused = await app.inject({ method: 'POST', url: '/forecast?model=naive', headers: AUTH, payload: { series: hourlySeries(1, 30), horizon: 0, freq: 'H' } });
+  const refused = await server.app.inject({ method: 'POST', url: '/forecast?model=naive', headers: AUTH, payload: { series: hourlySeries(1, 30), horizon: 0, freq: 'H' } });
   expect(spec.statusCode).toBe(200);
   expect(refused.statusCode).toBe(422);
   expect(forecastDone).toBe(false);

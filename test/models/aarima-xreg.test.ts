@@ -1,18 +1,9 @@
-import { afterAll, beforeAll, expect, test } from 'vitest';
-import type { FastifyInstance } from 'fastify';
-import { closeWorkerPool } from '../../engine/worker-pool.ts';
+import { expect, test } from 'vitest';
 import { autoArimaForecast } from '../../models/aarima.ts';
 import { ModelInputError } from '../../models/types.ts';
-import { AUTH, testServer } from '../api/helpers.ts';
+import { AUTH, useTestServer } from '../api/helpers.ts';
 
-let app: FastifyInstance;
-beforeAll(async () => {
-  app = await testServer();
-});
-afterAll(async () => {
-  await app.close();
-  await closeWorkerPool();
-});
+const server = useTestServer();
 
 /** y = 50 + 8 * promo + AR(1) noise: the promotion's effect is only learnable from the regressor. */
 function promoSeries(n: number, h: number) {
@@ -64,12 +55,12 @@ test('through the API: future variables are used, historical ones and forex are 
   const { y, promo } = promoSeries(80, 6);
   const index = Array.from({ length: 80 }, (_, t) => new Date(Date.UTC(2024, 0, 1) + t * 86_400_000).toISOString().slice(0, 10));
   const serie = { target: y.slice(0, 80), index, future_variables: { promo } };
-  const ok = await app.inject({ method: 'POST', url: '/forecast?model=aarima', headers: AUTH, payload: { series: [serie], horizon: 6, freq: 'D' } });
+  const ok = await server.app.inject({ method: 'POST', url: '/forecast?model=aarima', headers: AUTH, payload: { series: [serie], horizon: 6, freq: 'D' } });
   expect(ok.statusCode, ok.body).toBe(200);
-  const hist = await app.inject({ method: 'POST', url: '/forecast?model=aarima', headers: AUTH, payload: { series: [{ ...serie, hist_variables: { visits: y.slice(0, 80) } }], horizon: 6, freq: 'D' } });
+  const hist = await server.app.inject({ method: 'POST', url: '/forecast?model=aarima', headers: AUTH, payload: { series: [{ ...serie, hist_variables: { visits: y.slice(0, 80) } }], horizon: 6, freq: 'D' } });
   expect(hist.statusCode).toBe(422);
   expect(hist.json().errors[0].path).toBe('body.series[0].hist_variables');
-  const forex = await app.inject({ method: 'POST', url: '/forecast?model=aarima', headers: AUTH, payload: { series: [serie], horizon: 6, freq: 'D', covariates: [{ type: 'forex', config: { target: 'USD' } }] } });
+  const forex = await server.app.inject({ method: 'POST', url: '/forecast?model=aarima', headers: AUTH, payload: { series: [serie], horizon: 6, freq: 'D', covariates: [{ type: 'forex', config: { target: 'USD' } }] } });
   expect(forex.statusCode).toBe(422);
   expect(forex.json().errors[0].path).toMatch(/^body\.covariates/);
 });
