@@ -1,5 +1,6 @@
 import { DateTime, FixedOffsetZone } from 'luxon';
 import { STEP, isSubDaily, type Freq } from './frequencies.ts';
+import { scanTimestamp } from './timestamp-scan.ts';
 
 /**
  * Index entries are dates (`2024-01-31`) or date-times (`2024-01-31T10:00:00`, optional
@@ -38,7 +39,8 @@ export function parseTimestamp(text: string): ParsedTimestamp | null {
       hour: hh === undefined ? 0 : +hh,
       minute: mi === undefined ? 0 : +mi,
       second: ss === undefined ? 0 : +ss,
-      millisecond: frac === undefined ? 0 : Math.floor(+`0.${frac}` * 1000),
+      // The first three digits of the fraction, as timestamp-scan.ts reads them.
+      millisecond: frac === undefined ? 0 : Number(frac.slice(0, 3).padEnd(3, '0')),
     },
     { zone: zoneObject },
   );
@@ -84,8 +86,19 @@ export function buildFutureIndex(last: string, freq: Freq, count: number): strin
   // A date-only index cannot express sub-daily steps; the forecast gains a time of day.
   const format: IndexFormat = parsed.format.dateOnly && isSubDaily(freq) ? { ...parsed.format, dateOnly: false, seconds: true } : parsed.format;
   const step = STEP[freq];
-  const monthEnd = time.day === time.daysInMonth;
   const out: string[] = new Array(count);
+  if (step.kind !== 'months') {
+    // Offsets are fixed (no named zones, so no daylight saving): a day is always 86,400 s and
+    // the wall clock moves by exactly the step. Every forecast of a request comes through
+    // here, so these steps skip luxon's per-step objects.
+    const stepMs = step.kind === 'fixed' ? step.ms : step.days * 86_400_000;
+    const wall = time.toMillis() + time.offset * 60_000;
+    if (wall + stepMs * count < LAST_FOUR_DIGIT_YEAR_MS) {
+      for (let i = 1; i <= count; i++) out[i - 1] = formatWallClock(wall + stepMs * i, format);
+      return out;
+    }
+  }
+  const monthEnd = time.day === time.daysInMonth;
   for (let i = 1; i <= count; i++) {
     let next: DateTime;
     if (step.kind === 'fixed') next = time.plus({ milliseconds: step.ms * i });
@@ -99,25 +112,16 @@ export function buildFutureIndex(last: string, freq: Freq, count: number): strin
   return out;
 }
 
-/**
- * The calendar fields of an index entry as epoch milliseconds read as UTC, or NaN when the entry
- * is not a real date or time (2024-02-30, 25:00). Request validation and planning call this for
- * every index entry, so it avoids luxon: the fields go through Date.UTC and must come back
- * unchanged.
- */
-function calendarMillis(m: RegExpExecArray): number {
-  const [, y, mo, d, , hh, mi, ss, frac] = m;
-  const month = Number(mo);
-  const day = Number(d);
-  const hour = Number(hh ?? 0);
-  const minute = Number(mi ?? 0);
-  const second = Number(ss ?? 0);
-  if (hour > 23 || minute > 59 || second > 59) return NaN;
-  const ms = frac === undefined ? 0 : Math.floor(Number(`0.${frac}`) * 1000);
-  const date = new Date(Date.UTC(2000, 0, 1, hour, minute, second, ms));
-  // setUTCFullYear, unlike Date.UTC, keeps years 0-99 as they are.
-  date.setUTCFullYear(Number(y), month - 1, day);
-  return date.getUTCMonth() === month - 1 && date.getUTCDate() === day ? date.getTime() : NaN;
+/** Up to here toISOString writes the year with four digits, as the index does. */
+const LAST_FOUR_DIGIT_YEAR_MS = Date.UTC(10_000, 0, 1);
+
+/** formatTimestamp for a wall-clock time held as epoch milliseconds read as UTC. */
+function formatWallClock(wall: number, format: IndexFormat): string {
+  const iso = new Date(wall).toISOString(); // YYYY-MM-DDTHH:mm:ss.sssZ
+  if (format.dateOnly) return iso.slice(0, 10);
+  let clock = iso.slice(11, format.seconds ? 19 : 16);
+  if (format.fractionDigits > 0) clock += '.' + iso.slice(20, 23).padEnd(format.fractionDigits, '0').slice(0, format.fractionDigits);
+  return iso.slice(0, 10) + format.separator + clock + format.zone;
 }
 
 /**
@@ -125,16 +129,13 @@ function calendarMillis(m: RegExpExecArray): number {
  * Calendar features (hour of day, holidays) need the local wall clock, not the instant.
  */
 export function wallClockMillis(text: string): number {
-  const m = PATTERN.exec(text);
-  const t = m ? calendarMillis(m) : NaN;
+  const t = scanTimestamp(text).wallClock;
   if (Number.isNaN(t)) throw new RangeError(`not a timestamp: ${text}`);
   return t;
 }
 
 /** The instant an index entry names (its offset applied; none means UTC), or NaN if invalid. */
 export function instantMillis(text: string): number {
-  const m = PATTERN.exec(text);
-  if (!m) return NaN;
-  const zone = m[9];
-  return calendarMillis(m) - (zone === undefined || zone === 'Z' ? 0 : offsetMinutes(zone) * 60_000);
+  const { wallClock, offsetMinutes } = scanTimestamp(text);
+  return wallClock - offsetMinutes * 60_000;
 }

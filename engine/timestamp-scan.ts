@@ -1,0 +1,111 @@
+/**
+ * The hot path of index entries: request validation and planning read every timestamp of every
+ * series (hundreds of thousands per large request), so this reads the one shape the API accepts
+ * character by character, with no regular expression, no substrings and no Date objects.
+ * engine/time-index.ts `parseTimestamp` (luxon) reads the same shape and is the oracle the tests
+ * compare this with.
+ *
+ * Shape: YYYY-MM-DD, optionally followed by `T` or a space and HH:MM, optionally :SS with an
+ * optional fraction of 1 to 9 digits, then optionally `Z` or an offset +HH:MM / +HHMM.
+ */
+
+/** A scanned entry: its calendar fields as epoch milliseconds read as UTC, and its offset. */
+export interface ScannedTimestamp {
+  /** NaN when the text is not a valid entry. */
+  wallClock: number;
+  /** Minutes east of UTC; 0 for no offset and for `Z`. */
+  offsetMinutes: number;
+}
+
+const ZERO = 48;
+const DASH = 45;
+const PLUS = 43;
+const COLON = 58;
+const DOT = 46;
+const T = 84;
+const SPACE = 32;
+const Z = 90;
+
+/** The value of `count` ASCII digits at `at`, or -1 when one of them is not a digit. */
+function digits(text: string, at: number, count: number): number {
+  let value = 0;
+  for (let i = at; i < at + count; i++) {
+    const d = text.charCodeAt(i) - ZERO;
+    if (!(d >= 0 && d <= 9)) return -1; // NaN past the end fails too
+    value = value * 10 + d;
+  }
+  return value;
+}
+
+const GREGORIAN_CYCLE_MS = 146_097 * 86_400_000;
+const MONTH_DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+function daysInMonth(year: number, month: number): number {
+  if (month !== 2) return MONTH_DAYS[month - 1];
+  return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
+}
+
+/** Fields range-checked against the proleptic Gregorian calendar, combined by Date.UTC. */
+function calendarMillis(year: number, month: number, day: number, hour: number, minute: number, second: number, ms: number): number {
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month) || hour > 23 || minute > 59 || second > 59) return NaN;
+  // Date.UTC reads years 0-99 as 1900-1999; 400 years later the calendar repeats exactly
+  // (146,097 days), so those years are computed there and moved back.
+  if (year >= 100) return Date.UTC(year, month - 1, day, hour, minute, second, ms);
+  return Date.UTC(year + 400, month - 1, day, hour, minute, second, ms) - GREGORIAN_CYCLE_MS;
+}
+
+const INVALID: ScannedTimestamp = Object.freeze({ wallClock: NaN, offsetMinutes: 0 });
+
+/** Reads one index entry. */
+export function scanTimestamp(text: string): ScannedTimestamp {
+  const length = text.length;
+  if (length < 10 || text.charCodeAt(4) !== DASH || text.charCodeAt(7) !== DASH) return INVALID;
+  const year = digits(text, 0, 4);
+  const month = digits(text, 5, 2);
+  const day = digits(text, 8, 2);
+  if (year < 0 || month < 0 || day < 0) return INVALID;
+  let hour = 0;
+  let minute = 0;
+  let second = 0;
+  let ms = 0;
+  let offsetMinutes = 0;
+  let at = 10;
+  if (at < length) {
+    const separator = text.charCodeAt(at);
+    if ((separator !== T && separator !== SPACE) || text.charCodeAt(at + 3) !== COLON) return INVALID;
+    hour = digits(text, at + 1, 2);
+    minute = digits(text, at + 4, 2);
+    if (hour < 0 || minute < 0) return INVALID;
+    at += 6;
+    if (text.charCodeAt(at) === COLON) {
+      second = digits(text, at + 1, 2);
+      if (second < 0) return INVALID;
+      at += 3;
+      if (text.charCodeAt(at) === DOT) {
+        // Milliseconds are the first three digits of the fraction; the rest is dropped.
+        let end = at + 1;
+        while (end < length && digits(text, end, 1) >= 0) {
+          if (end - at <= 3) ms += digits(text, end, 1) * 10 ** (3 - (end - at));
+          end++;
+        }
+        if (end - at - 1 < 1 || end - at - 1 > 9) return INVALID;
+        at = end;
+      }
+    }
+    if (at < length) {
+      const sign = text.charCodeAt(at);
+      if (sign === Z) at += 1;
+      else if (sign === PLUS || sign === DASH) {
+        const colon = text.charCodeAt(at + 3) === COLON ? 1 : 0;
+        const hours = digits(text, at + 1, 2);
+        const minutes = digits(text, at + 3 + colon, 2);
+        if (hours < 0 || minutes < 0) return INVALID;
+        offsetMinutes = (sign === DASH ? -1 : 1) * (hours * 60 + minutes);
+        at += 5 + colon;
+      }
+    }
+  }
+  if (at !== length) return INVALID;
+  const wallClock = calendarMillis(year, month, day, hour, minute, second, ms);
+  return Number.isNaN(wallClock) ? INVALID : { wallClock, offsetMinutes };
+}
