@@ -4,13 +4,14 @@
  * global model's whole request.
  */
 import { modelEntry } from '../models/registry.ts';
-import { ModelInputError, type ContextSeries, type ForecastOutput, type ForecastTask, type GlobalModel, type LocalModel } from '../models/types.ts';
+import { ModelInputError, type ContextSeries, type ForecastOutput, type ForecastTask, type GlobalBatchOptions, type GlobalModel, type LocalModel } from '../models/types.ts';
 
 export interface WorkerBatch {
   model: string;
   tasks: ForecastTask[];
   /** Set for global models: the request's `only_as_context` series. */
   context?: ContextSeries[];
+  options?: GlobalBatchOptions;
 }
 
 export type WorkerResult =
@@ -38,7 +39,7 @@ export default async function runBatch(batch: WorkerBatch): Promise<WorkerResult
   const model = await load(batch.model);
   if ('forecastBatch' in model) {
     try {
-      return (await model.forecastBatch(batch.tasks, batch.context ?? [])).map(success);
+      return (await model.forecastBatch(batch.tasks, batch.context ?? [], batch.options)).map(success);
     } catch (err) {
       // A global model fails as a whole: every task reports the same cause.
       return batch.tasks.map(() => failure(err));

@@ -44,12 +44,6 @@ export function checkRequestAgainstModel(request: ForecastRequest, entry: ModelE
   if (request.model_config && request.model_config.model !== entry.name) {
     errors.push({ path: 'body.model_config.model', message: `is '${request.model_config.model}' but the request's model is '${entry.name}'` });
   }
-  // Chronos-2's cross-learning (one group for all series) does not reach the adapter yet: refused
-  // rather than ignored.
-  const config = request.model_config?.config;
-  if (config && 'is_global' in config && config.is_global) {
-    errors.push({ path: 'body.model_config.config.is_global', message: 'cross-learning (is_global: true) is not supported on this server yet; each series is forecast with its own covariates only' });
-  }
   if (request.covariates?.length) {
     if (!supports('generated')) refuse('body.covariates', 'generated');
     // Unknown countries, currencies, data sources or columns, and series the data does not cover.

@@ -1,5 +1,5 @@
 import type { ModelEntry } from '../models/registry.ts';
-import type { ContextSeries, ForecastTask, TaskCovariates } from '../models/types.ts';
+import type { ContextSeries, ForecastTask, GlobalBatchOptions, TaskCovariates } from '../models/types.ts';
 import { covariateGenerator, type CovariateGenerator, type GeneratedColumns } from './covariates/generate.ts';
 import { DEFAULT_SEASON_LENGTH } from './frequencies.ts';
 import { forecastIndex } from './predictions.ts';
@@ -24,6 +24,12 @@ export function resolveSeasonLength(request: ForecastRequest, model: string): nu
   const configured = request.model_config && 'season_length' in request.model_config.config ? request.model_config.config.season_length : null;
   if (configured != null) return configured;
   return model === 'naive' ? 1 : DEFAULT_SEASON_LENGTH[request.freq];
+}
+
+/** What a global model reads from model_config: Chronos-2's is_global. */
+export function globalBatchOptions(request: ForecastRequest): GlobalBatchOptions {
+  const config = request.model_config?.config;
+  return { crossLearning: config !== undefined && 'is_global' in config && config.is_global };
 }
 
 /** `fcds: null` means one forecast from the end of the target. */
@@ -64,7 +70,14 @@ const generatorFor = (request: ForecastRequest): CovariateGenerator | null => (r
 function seriesTimes(s: InputSerie, request: ForecastRequest): Float64Array {
   const last = Math.max(...creationDates(s)) + request.horizon;
   const index = last > s.index.length ? s.index.concat(forecastIndex(s, s.index.length, last - s.index.length, request.freq)) : s.index;
-  return Float64Array.from(index, wallClockMillis);
+  return wallClockTimes(index);
+}
+
+/** A plain loop: Float64Array.from with a map function is several times slower on long indexes. */
+function wallClockTimes(index: readonly string[]): Float64Array {
+  const times = new Float64Array(index.length);
+  for (let i = 0; i < index.length; i++) times[i] = wallClockMillis(index[i]);
+  return times;
 }
 
 /** Every (series, forecast creation date) to forecast; `only_as_context` series have none. */
@@ -105,7 +118,7 @@ export function contextSeries(request: ForecastRequest): ContextSeries[] {
   const generator = request.series.some((s) => s.only_as_context) ? generatorFor(request) : null;
   return request.series.flatMap((s, seriesIndex) => {
     if (!s.only_as_context) return [];
-    const times = Float64Array.from(s.index, wallClockMillis);
+    const times = wallClockTimes(s.index);
     const generated = generator?.build(times);
     const covariates = hasCovariates(s) || generated ? covariatesFor(s, 0, s.target.length, request.horizon, generated) : undefined;
     return [{ seriesIndex, values: Float64Array.from(s.target), times, ...(covariates && { covariates }) }];

@@ -104,7 +104,7 @@ export const ModelConfig = z
   .discriminatedUnion('model', [
     z.strictObject({ model: z.literal('aarima'), config: z.strictObject({ season_length: SeasonLength.default(null) }) }),
     z.strictObject({ model: z.literal('aets'), config: z.strictObject({ season_length: SeasonLength.default(null) }) }),
-    z.strictObject({ model: z.literal('chronos-2'), config: z.strictObject({ is_global: z.boolean().default(false) }) }),
+    z.strictObject({ model: z.literal('chronos-2'), config: z.strictObject({ is_global: z.boolean().default(false).meta({ description: 'Cross-learning: the series that share a forecast creation time are forecast jointly, so related series inform each other (only_as_context series included, cut at that time).' }) }) }),
     z.strictObject({ model: z.literal('naive'), config: z.strictObject({ season_length: SeasonLength.default(1) }) }),
     z.strictObject({ model: z.literal('seasonal-naive'), config: z.strictObject({ season_length: SeasonLength.default(null) }) }),
   ])

@@ -1,6 +1,6 @@
 import os from 'node:os';
 import { Piscina } from 'piscina';
-import type { ContextSeries, ForecastTask } from '../models/types.ts';
+import type { ContextSeries, ForecastTask, GlobalBatchOptions } from '../models/types.ts';
 import type { WorkerBatch, WorkerResult } from './local-model-worker.ts';
 
 /**
@@ -44,9 +44,9 @@ export async function runLocalTasks(model: string, tasks: ForecastTask[]): Promi
 }
 
 /** Runs a global model's whole request as one batch on one worker thread. */
-export async function runGlobalBatch(model: string, tasks: ForecastTask[], context: ContextSeries[]): Promise<WorkerResult[]> {
+export async function runGlobalBatch(model: string, tasks: ForecastTask[], context: ContextSeries[], options: GlobalBatchOptions = {}): Promise<WorkerResult[]> {
   if (tasks.length === 0) return [];
-  const batch: WorkerBatch = { model, tasks, context };
+  const batch: WorkerBatch = { model, tasks, context, options };
   return getPool().run(batch);
 }
 

@@ -79,9 +79,15 @@ export interface LocalModel {
  * A model that sees a whole request at once: it learns across series (svc-global) or runs a
  * network on a batch (foundation models). `context` holds the `only_as_context` series.
  */
+/** Request-level settings of a global model (model_config). */
+export interface GlobalBatchOptions {
+  /** Chronos-2's `is_global`: the series of a request are forecast jointly (cross-learning). */
+  readonly crossLearning?: boolean;
+}
+
 export interface GlobalModel {
   readonly name: string;
-  forecastBatch(tasks: readonly ForecastTask[], context: readonly ContextSeries[]): Promise<ForecastOutput[]>;
+  forecastBatch(tasks: readonly ForecastTask[], context: readonly ContextSeries[], options?: GlobalBatchOptions): Promise<ForecastOutput[]>;
 }
 
 /**

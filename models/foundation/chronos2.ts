@@ -5,7 +5,8 @@
  * Per task, as Chronos2Dataset builds it: a group of rows, the target first, then the past-only
  * covariates, then the known-future covariates (each kind in name order); each row is cut to the
  * model's context length, rows are left-padded with NaN to the batch's longest, and the rows of a
- * task share a group id so that the model's group attention mixes them and nothing else. Tasks
+ * task share a group id so that the model's group attention mixes them and nothing else (with
+ * cross_learning, the API's is_global, every row of the batch shares one group). Tasks
  * are batched in order until a batch holds `batch_size` rows. Horizons past the model's native
  * output (max_output_patches patches) are rolled out as the pipeline does: the context is
  * expanded along the unrolled quantiles, each path's forecast is appended to it (known future
@@ -15,7 +16,7 @@
  * The point forecast is the model's median (the pipeline's `mean`); requested levels come from
  * the model's levels by monotone interpolation (quantiles.ts).
  */
-import type { ContextSeries, CovariateValue, ForecastOutput, ForecastTask, GlobalModel } from '../types.ts';
+import type { ContextSeries, CovariateValue, ForecastOutput, ForecastTask, GlobalBatchOptions, GlobalModel } from '../types.ts';
 import { ModelInputError } from '../types.ts';
 import { interpolate, mapQuantiles, probabilityMass, weightedQuantiles } from './quantiles.ts';
 import { float32, int64, output, sessionFor, type Feeds } from './session.ts';
@@ -93,15 +94,13 @@ interface Rows {
   /** Row-major future covariates, `futureWidth` each; NaN where unknown. */
   future: Float64Array;
   futureWidth: number;
-  /** First row of each task, then the row count: a task's rows are contiguous. */
-  taskStarts: number[];
 }
 
 /**
  * The native forecast of one batch of tasks with the same horizon: per task, its target's
  * quantiles at the model's levels, [level][step].
  */
-export async function predictChronos2(run: Chronos2Runner, manifest: Chronos2Manifest, inputs: readonly Chronos2Input[], horizon: number): Promise<Float64Array[][]> {
+export async function predictChronos2(run: Chronos2Runner, manifest: Chronos2Manifest, inputs: readonly Chronos2Input[], horizon: number, crossLearning = false): Promise<Float64Array[][]> {
   const out: Float64Array[][] = [];
   const limit = manifest.options.batch_size;
   for (let start = 0; start < inputs.length; ) {
@@ -112,21 +111,21 @@ export async function predictChronos2(run: Chronos2Runner, manifest: Chronos2Man
       rows += 1 + inputs[end].pastOnly.length + inputs[end].known.length;
       end++;
     }
-    out.push(...(await predictBatch(run, manifest, inputs.slice(start, end), horizon)));
+    out.push(...(await predictBatch(run, manifest, inputs.slice(start, end), horizon, crossLearning)));
     start = end;
   }
   return out;
 }
 
-function buildRows(manifest: Chronos2Manifest, inputs: readonly Chronos2Input[], horizon: number): { rows: Rows; targetRows: number[] } {
+/** A batch's rows; each task is a group of its own, or with cross-learning the batch is one group. */
+function buildRows(manifest: Chronos2Manifest, inputs: readonly Chronos2Input[], horizon: number, crossLearning: boolean): { rows: Rows; targetRows: number[] } {
   const C = manifest.context_length;
   const series: Float64Array[] = [];
   const futures: (Float64Array | null)[] = [];
   const groups: number[] = [];
   const targetRows: number[] = [];
-  const taskStarts: number[] = [];
-  inputs.forEach((input, group) => {
-    taskStarts.push(series.length);
+  inputs.forEach((input, task) => {
+    const group = crossLearning ? 0 : task;
     const n = input.target.length;
     const cut = (a: Float64Array) => (n >= C ? a.subarray(n - C, n) : a);
     targetRows.push(series.length);
@@ -150,12 +149,37 @@ function buildRows(manifest: Chronos2Manifest, inputs: readonly Chronos2Input[],
   series.forEach((s, r) => context.set(s, r * width + width - s.length));
   const future = new Float64Array(count * horizon).fill(NaN);
   futures.forEach((f, r) => f && future.set(f.subarray(0, horizon), r * horizon));
-  taskStarts.push(count);
-  return { rows: { context, width, count, groupIds: BigInt64Array.from(groups, BigInt), future, futureWidth: horizon, taskStarts }, targetRows };
+  return { rows: { context, width, count, groupIds: BigInt64Array.from(groups, BigInt), future, futureWidth: horizon }, targetRows };
 }
 
 /**
- * One call of the exported forward: contexts left-padded with NaN to whole patches (what the
+ * Network calls of whole groups, at most rows_per_call rows each (a larger group gets a call of
+ * its own): the group attention compares every row of a call with every other, so its cost grows
+ * with the square of the rows per call, while rows of different groups never interact. Rows keep
+ * their order within a group; groups come in order of their first row.
+ */
+function callsByGroup(groupIds: BigInt64Array, limit: number): Int32Array[] {
+  const members = new Map<bigint, number[]>();
+  groupIds.forEach((g, row) => {
+    const list = members.get(g);
+    if (list) list.push(row);
+    else members.set(g, [row]);
+  });
+  const calls: Int32Array[] = [];
+  let call: number[] = [];
+  for (const rows of members.values()) {
+    if (call.length > 0 && call.length + rows.length > limit) {
+      calls.push(Int32Array.from(call));
+      call = [];
+    }
+    for (const row of rows) call.push(row);
+  }
+  if (call.length > 0) calls.push(Int32Array.from(call));
+  return calls;
+}
+
+/**
+ * The exported forward on every row: contexts left-padded with NaN to whole patches (what the
  * model's Patch layer does), future covariates padded with NaN or cut to the output length.
  * Returns [row][level * length + step].
  */
@@ -167,39 +191,33 @@ async function predictStep(run: Chronos2Runner, manifest: Chronos2Manifest, rows
   const length = patches * manifest.output_patch_size;
   const copy = Math.min(length, rows.futureWidth);
   const values = new Float32Array(rows.count * Q * length);
-  // Network calls of whole tasks, at most rows_per_call rows each (one task may exceed it): the
-  // group attention compares every row of a call with every other, so its cost grows with the
-  // square of the rows per call while groups never mix across tasks.
-  const starts = rows.taskStarts;
-  for (let t = 0; t < starts.length - 1; ) {
-    let end = t + 1;
-    while (end < starts.length - 1 && starts[end + 1] - starts[t] <= manifest.options.rows_per_call) end++;
-    const from = starts[t];
-    const count = starts[end] - from;
+  for (const call of callsByGroup(rows.groupIds, manifest.options.rows_per_call)) {
+    const count = call.length;
     const context = new Float32Array(count * width).fill(NaN);
     const future = new Float32Array(count * length).fill(NaN);
-    for (let r = 0; r < count; r++) {
-      const row = from + r;
+    const groupIds = new BigInt64Array(count);
+    call.forEach((row, r) => {
       context.set(rows.context.subarray(row * rows.width, (row + 1) * rows.width), r * width + pad);
       future.set(rows.future.subarray(row * rows.futureWidth, row * rows.futureWidth + copy), r * length);
-    }
+      groupIds[r] = rows.groupIds[row];
+    });
     const outputs = await run({
       context: float32(context, [count, width]),
-      group_ids: int64(rows.groupIds.subarray(from, from + count), [count]),
+      group_ids: int64(groupIds, [count]),
       future_covariates: float32(future, [count, length]),
     });
-    values.set(output(outputs, 'quantile_preds', [count, Q, length]), from * Q * length);
-    t = end;
+    const predicted = output(outputs, 'quantile_preds', [count, Q, length]);
+    call.forEach((row, r) => values.set(predicted.subarray(r * Q * length, (r + 1) * Q * length), row * Q * length));
   }
   return { values, length };
 }
 
-async function predictBatch(run: Chronos2Runner, manifest: Chronos2Manifest, inputs: readonly Chronos2Input[], horizon: number): Promise<Float64Array[][]> {
+async function predictBatch(run: Chronos2Runner, manifest: Chronos2Manifest, inputs: readonly Chronos2Input[], horizon: number, crossLearning: boolean): Promise<Float64Array[][]> {
   const levels = manifest.quantile_levels;
   const Q = levels.length;
   const C = manifest.context_length;
   const patchesFor = (remaining: number) => Math.min(Math.ceil(remaining / manifest.output_patch_size), manifest.max_output_patches);
-  const { rows, targetRows } = buildRows(manifest, inputs, horizon);
+  const { rows, targetRows } = buildRows(manifest, inputs, horizon, crossLearning);
   // forecast[row][level] over the whole horizon, filled step by step.
   const forecast = Array.from({ length: rows.count }, () => Array.from({ length: Q }, () => new Float64Array(horizon)));
   let done = 0;
@@ -269,8 +287,7 @@ async function predictBatch(run: Chronos2Runner, manifest: Chronos2Manifest, inp
       future = nextFuture;
       futureWidth = shifted;
 
-      const taskStarts = rows.taskStarts.map((row) => row * U);
-      const step = await predictStep(run, manifest, { context, width, count: R, groupIds, future, futureWidth, taskStarts }, patchesFor(horizon - done));
+      const step = await predictStep(run, manifest, { context, width, count: R, groupIds, future, futureWidth }, patchesFor(horizon - done));
       const S = step.length;
       // Each row's U x Q path quantiles merged into Q quantiles, which the next step unrolls.
       const values = new Float32Array(rows.count * Q * S);
@@ -305,17 +322,49 @@ export function chronos2Output(manifest: Chronos2Manifest, native: Float64Array[
   return { mean, quantiles };
 }
 
-/** Forecasts tasks of any horizons with an installed model, in input order. */
-export async function forecastChronos2(run: Chronos2Runner, manifest: Chronos2Manifest, tasks: readonly ForecastTask[]): Promise<ForecastOutput[]> {
+export interface Chronos2Options {
+  /** The pipeline's cross_learning (the API's is_global): tasks are forecast jointly. */
+  readonly crossLearning?: boolean;
+  /** only_as_context series: with cross-learning they join the tasks as unforecast rows. */
+  readonly context?: readonly ContextSeries[];
+}
+
+/** The last history step's time: tasks forecast jointly share it, so no task sees another's future. */
+const creationTime = (task: ForecastTask) => task.times?.[task.history.length - 1] ?? NaN;
+
+/** A context series up to and including `time` (all of it when times are unknown). */
+function contextUpTo(series: ContextSeries, time: number): Chronos2Input | null {
+  let count = series.values.length;
+  if (!Number.isNaN(time)) while (count > 0 && series.times[count - 1] > time) count--;
+  return count > 0 ? { target: series.values.subarray(0, count), pastOnly: [], known: [] } : null;
+}
+
+/**
+ * Forecasts tasks of any horizons with an installed model, in input order. Tasks are predicted
+ * in sets of one horizon; with cross-learning also of one creation time (the last history step),
+ * so that in a backtest a forecast never learns from another series' values after its own
+ * creation date, and only_as_context series join each set cut at that time.
+ */
+export async function forecastChronos2(run: Chronos2Runner, manifest: Chronos2Manifest, tasks: readonly ForecastTask[], options: Chronos2Options = {}): Promise<ForecastOutput[]> {
   const out: ForecastOutput[] = new Array(tasks.length);
-  const byHorizon = new Map<number, number[]>();
+  const sets = new Map<string, number[]>();
   tasks.forEach((t, i) => {
-    const same = byHorizon.get(t.horizon);
+    const key = options.crossLearning ? `${t.horizon}@${creationTime(t)}` : String(t.horizon);
+    const same = sets.get(key);
     if (same) same.push(i);
-    else byHorizon.set(t.horizon, [i]);
+    else sets.set(key, [i]);
   });
-  for (const [horizon, indices] of byHorizon) {
-    const native = await predictChronos2(run, manifest, indices.map((i) => chronos2Input(tasks[i])), horizon);
+  for (const indices of sets.values()) {
+    const { horizon } = tasks[indices[0]];
+    const inputs = indices.map((i) => chronos2Input(tasks[i]));
+    if (options.crossLearning) {
+      const time = creationTime(tasks[indices[0]]);
+      for (const series of options.context ?? []) {
+        const input = contextUpTo(series, time);
+        if (input) inputs.push(input);
+      }
+    }
+    const native = await predictChronos2(run, manifest, inputs, horizon, options.crossLearning ?? false);
     indices.forEach((taskIndex, k) => (out[taskIndex] = chronos2Output(manifest, native[k], tasks[taskIndex].quantiles, horizon)));
   }
   return out;
@@ -323,17 +372,17 @@ export async function forecastChronos2(run: Chronos2Runner, manifest: Chronos2Ma
 
 /**
  * The service's chronos-2: the installed model (MODELS_DIR/chronos-2), checked on every batch
- * so a re-installed model is picked up and a removed one fails clearly. `only_as_context`
- * series do not take part: each task forms its own group (the pipeline's default,
- * cross_learning=False).
+ * so a re-installed model is picked up and a removed one fails clearly. By default each task
+ * forms its own group (the pipeline's default, cross_learning=False) and `only_as_context`
+ * series do not take part; `is_global` turns cross-learning on.
  */
 export function chronos2Model(): GlobalModel {
   return {
     name: 'chronos-2',
-    async forecastBatch(tasks: readonly ForecastTask[], _context: readonly ContextSeries[]): Promise<ForecastOutput[]> {
+    async forecastBatch(tasks: readonly ForecastTask[], context: readonly ContextSeries[], options: GlobalBatchOptions = {}): Promise<ForecastOutput[]> {
       const installed = requireInstalled('chronos-2');
       const session = await sessionFor(installed);
-      return forecastChronos2((feeds) => session.run(feeds), installed.manifest, tasks);
+      return forecastChronos2((feeds) => session.run(feeds), installed.manifest, tasks, { crossLearning: options.crossLearning, context });
     },
   };
 }

@@ -37,7 +37,7 @@ BATCH_SIZE = 256  # Chronos2Pipeline.predict's default batch_size (rows, targets
 def rows_per_call(cfg: Any) -> int:
     """Rows per network call in the adapter: the group attention's cost grows with the square of
     the rows in a call, the rest linearly; past about the number of context patches (at least
-    32) the square dominates. Tasks never share a group, so this changes speed, not forecasts."""
+    32) the square dominates. Calls hold whole groups, so this changes speed, not forecasts."""
     return max(32, min(BATCH_SIZE, cfg.context_length // cfg.input_patch_size))
 
 
@@ -216,6 +216,11 @@ def reference_cases() -> list[dict[str, Any]]:
         {"name": "covariates", "horizon": 20, "quantiles": levels, "series": [with_covariates(s, 20) for s in basic[:2]]},
         {"name": "covariates_long_horizon", "horizon": 45, "quantiles": odd_levels, "series": [with_covariates(s, 45) for s in [basic[2], short[2]]]},
         {"name": "batch_of_40", "horizon": 16, "quantiles": levels, "series": [{"target": s} for s in bank]},
+        # cross_learning=True (the API's is_global): every row of a batch in one group, and in the
+        # roll-out one group per unrolled quantile across all series.
+        {"name": "cross_learning", "horizon": 12, "quantiles": levels, "cross_learning": True, "series": [{"target": s} for s in bank[:12]]},
+        {"name": "cross_learning_long_horizon", "horizon": 45, "quantiles": odd_levels, "cross_learning": True,
+         "series": [with_covariates(s, 45) for s in [basic[0], missing[0], short[2]]]},
     ]
 
 
@@ -228,21 +233,25 @@ def record_reference(model: Any, out_dir: Path, seed: int) -> Path:
     for case in reference_cases():
         h = case["horizon"]
         inputs: list[Any] = []
+        # The pipeline takes a list of tensors or a list of dicts, not both.
+        as_dicts = any("hist" in s for s in case["series"])
         for s in case["series"]:
             if "hist" not in s:
-                inputs.append(torch.from_numpy(s["target"]))
+                inputs.append({"target": s["target"]} if as_dicts else torch.from_numpy(s["target"]))
                 continue
             n = len(s["target"])
             past = {**s["hist"], **{k: v[:n] for k, v in s["future"].items()}}
             fut = {k: v[n:] for k, v in s["future"].items()}
             inputs.append({"target": s["target"], "past_covariates": past, "future_covariates": fut})
-        raw = pipeline.predict(inputs, prediction_length=h)  # [n_targets, Q, h] per series
+        joint = case.get("cross_learning", False)
+        raw = pipeline.predict(inputs, prediction_length=h, cross_learning=joint)  # [n_targets, Q, h] per series
         crossing = min(float(np.min(np.diff(r[0].numpy(), axis=0))) for r in raw)
         if crossing < 0:
             raise SystemExit(f"case {case['name']}: the tiny model's quantiles cross ({crossing:.3g}); change --seed")
-        quantiles, mean = pipeline.predict_quantiles(inputs, prediction_length=h, quantile_levels=case["quantiles"])
+        quantiles, mean = pipeline.predict_quantiles(inputs, prediction_length=h, quantile_levels=case["quantiles"], cross_learning=joint)
         cases.append({
             "name": case["name"],
+            "cross_learning": joint,
             "horizon": h,
             "quantiles": case["quantiles"],
             "series": [

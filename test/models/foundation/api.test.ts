@@ -128,11 +128,28 @@ describe('covariates', () => {
   });
 });
 
-test('chronos-2 refuses cross-learning (is_global: true) rather than ignoring it', async () => {
-  const on = await post('chronos-2', request({ model_config: { model: 'chronos-2', config: { is_global: true } } }));
-  expect(on.statusCode).toBe(422);
-  expect(on.json().errors[0].path).toBe('body.model_config.config.is_global');
-  expect((await post('chronos-2', request({ model_config: { model: 'chronos-2', config: { is_global: false } } }))).statusCode).toBe(200);
+test('chronos-2 with is_global forecasts the series of one creation time jointly, as the pipeline\'s cross_learning', async () => {
+  // Two series ending at the same hour, and a context series over the same hours.
+  const long = hourly(90);
+  const tail = (s: ReturnType<typeof hourly>, n: number, shift = 0) => ({ target: s.target.slice(-n).map((v) => +(v * 0.5 + shift).toFixed(3)), index: s.index.slice(-n) });
+  const series = [long, tail(long, 30, 7)];
+  const body = (isGlobal: boolean, extra: object[] = []) => ({ ...request(), series: [...series, ...extra], model_config: { model: 'chronos-2', config: { is_global: isGlobal } } });
+  const [separate, joint, informed] = await Promise.all([post('chronos-2', body(false)), post('chronos-2', body(true)), post('chronos-2', body(true, [{ ...tail(long, 60, 3), only_as_context: true }]))]);
+  for (const res of [separate, joint, informed]) expect(res.statusCode, res.body).toBe(200);
+  const means = (res: typeof joint) => res.json().series.slice(0, 2).map((s: { prediction: { mean: number[] } }[]) => s[0].prediction.mean);
+
+  const installed = requireInstalled('chronos-2', FIXTURES_DIR);
+  const session = await ort.InferenceSession.create(installed.onnxPath);
+  try {
+    const tasks = series.map((s) => ({ history: Float64Array.from(s.target), horizon: 40, quantiles: [0.1, 0.5, 0.9], seasonLength: 24 }));
+    const expected = await forecastChronos2((feeds) => session.run(feeds), installed.manifest as never, tasks, { crossLearning: true });
+    means(joint).forEach((m: number[], i: number) => expectClose(m, expected[i].mean));
+  } finally {
+    await session.release();
+  }
+  expect(means(joint)[0]).not.toEqual(means(separate)[0]);
+  expect(informed.json().series[2]).toEqual([]); // the context series is fed, not forecast
+  expect(means(informed)[0]).not.toEqual(means(joint)[0]);
 });
 
 describe('a foundation model that is not installed, or not intact', () => {

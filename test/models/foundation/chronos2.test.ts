@@ -9,6 +9,7 @@ import { Agreement, FIXTURES_DIR, level, readReference, toFloat64, type JsonSeri
 interface Reference {
   cases: {
     name: string;
+    cross_learning?: boolean;
     horizon: number;
     quantiles: number[];
     series: { target: JsonSeries; covariates?: { hist: Record<string, JsonSeries>; future: Record<string, JsonSeries> } }[];
@@ -45,7 +46,7 @@ function tasksOf(c: Reference['cases'][number]): ForecastTask[] {
 describe('chronos-2 adapter against Chronos2Pipeline (tiny fixture, fixed random weights)', () => {
   it('has a fixture that covers missing values, short histories, long horizons and covariates', () => {
     const names = reference.cases.map((c) => c.name);
-    expect(names).toEqual(expect.arrayContaining(['missing_values', 'short_histories', 'long_horizon', 'covariates', 'covariates_long_horizon']));
+    expect(names).toEqual(expect.arrayContaining(['missing_values', 'short_histories', 'long_horizon', 'covariates', 'covariates_long_horizon', 'cross_learning', 'cross_learning_long_horizon']));
     const native = manifest.max_output_patches * manifest.output_patch_size;
     expect(reference.cases.find((c) => c.name === 'long_horizon')!.horizon).toBeGreaterThan(2 * native);
     expect(reference.cases.find((c) => c.name === 'covariates_long_horizon')!.horizon).toBeGreaterThan(native);
@@ -54,11 +55,12 @@ describe('chronos-2 adapter against Chronos2Pipeline (tiny fixture, fixed random
   for (const c of reference.cases) {
     it(`${c.name}: model quantiles, mean and requested quantiles within ${TOLERANCE} relative error`, async () => {
       const tasks = tasksOf(c);
-      const native = await predictChronos2(run, manifest, tasks.map(chronos2Input), c.horizon);
+      const joint = c.cross_learning ?? false;
+      const native = await predictChronos2(run, manifest, tasks.map(chronos2Input), c.horizon, joint);
       const nativeAgreement = new Agreement();
       native.forEach((perLevel, i) => perLevel.forEach((values, q) => nativeAgreement.add(values, c.expected.model_quantiles[i][q], `series ${i} level ${manifest.quantile_levels[q]}`, level(tasks[i].history))));
 
-      const outputs = await forecastChronos2(run, manifest, tasks);
+      const outputs = await forecastChronos2(run, manifest, tasks, { crossLearning: joint });
       const output = new Agreement();
       outputs.forEach((o, i) => {
         const floor = level(tasks[i].history);
@@ -79,6 +81,51 @@ describe('chronos-2 adapter against Chronos2Pipeline (tiny fixture, fixed random
     const agreement = new Agreement();
     agreement.add(alone[0].mean, Array.from(together[1].mean), 'mean');
     expect(agreement.worst).toBeLessThan(TOLERANCE);
+  });
+});
+
+describe('chronos-2 cross-learning (is_global)', () => {
+  const HOUR = 3_600_000;
+  const series = (seed: number, n: number) => Float64Array.from({ length: n }, (_, i) => 50 + 10 * Math.sin(i / (3 + seed)) + ((i * (seed + 7)) % 11));
+  const timed = (history: Float64Array, end: number, horizon = 12): ForecastTask => ({
+    history,
+    horizon,
+    quantiles: [0.1, 0.5, 0.9],
+    seasonLength: 1,
+    times: Float64Array.from({ length: history.length + horizon }, (_, i) => end + (i - history.length + 1) * HOUR),
+  });
+  const mean = (o: { mean: Float64Array }) => Array.from(o.mean);
+
+  it('lets series of one creation time inform each other, and only with is_global', async () => {
+    const [a, b] = [timed(series(1, 60), 0), timed(series(2, 50), 0)];
+    const [alone] = await forecastChronos2(run, manifest, [a], { crossLearning: true });
+    const [joint] = await forecastChronos2(run, manifest, [a, b], { crossLearning: true });
+    const [separate] = await forecastChronos2(run, manifest, [a, b]);
+    expect(mean(joint)).not.toEqual(mean(alone));
+    expect(mean(separate)).toEqual(mean(alone));
+  });
+
+  it('never mixes creation times: a backtest forecast does not learn from another series\' later values', async () => {
+    const a = timed(series(1, 60), 0);
+    const later = timed(series(2, 50), 24 * HOUR);
+    const [alone] = await forecastChronos2(run, manifest, [a], { crossLearning: true });
+    const [withLater] = await forecastChronos2(run, manifest, [a, later], { crossLearning: true });
+    expect(mean(withLater)).toEqual(mean(alone));
+  });
+
+  it('feeds only_as_context series cut at the creation time', async () => {
+    const a = timed(series(1, 60), 0);
+    const contextValues = series(3, 80);
+    // The context series runs 20 hours past the task's creation time.
+    const context = (values: Float64Array) => [{ seriesIndex: 9, values, times: Float64Array.from(values, (_, i) => (i - 59) * HOUR) }];
+    const [alone] = await forecastChronos2(run, manifest, [a], { crossLearning: true });
+    const [informed] = await forecastChronos2(run, manifest, [a], { crossLearning: true, context: context(contextValues) });
+    expect(mean(informed)).not.toEqual(mean(alone));
+    const changedFuture = contextValues.map((v, i) => (i >= 60 ? v * 100 : v));
+    const [sameInformation] = await forecastChronos2(run, manifest, [a], { crossLearning: true, context: context(changedFuture) });
+    expect(mean(sameInformation)).toEqual(mean(informed));
+    const [ignored] = await forecastChronos2(run, manifest, [a], { context: context(contextValues) });
+    expect(mean(ignored)).toEqual(mean(alone));
   });
 });
 
