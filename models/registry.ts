@@ -62,10 +62,10 @@ const ENTRIES: ModelEntry[] = [
     installed: installedFoundation('chronos-2'),
   },
   {
-    // Univariate for now: the reference's future covariates go through its in-context
-    // regression (xreg), which the adapter does not implement yet, so covariates are refused.
+    // Known-future covariates (the reference's table: future only), caller-supplied or generated,
+    // through the reference's in-context regression (models/foundation/timesfm-xreg.ts).
     name: 'timesfm-2p5',
-    capabilities: foundation(NONE),
+    capabilities: foundation(['future', 'generated']),
     loadGlobal: async () => (await import('./foundation/timesfm2p5.ts')).timesfm25Model(),
     installed: installedFoundation('timesfm-2p5'),
   },

@@ -16,7 +16,7 @@
 import { minimizeBfgs, numericHessian, type OptimResult } from './bfgs.ts';
 import { cssMeanSquare, differenceForCss, sparsePoly } from './css.ts';
 import { differencingPolynomial, kalmanForecast, kalmanLikelihood, makeStateSpace, resetStateSpace, type ArimaStateSpace } from './kalman.ts';
-import { congruence, invert, leastSquares, symmetricEigenvectors } from './linalg.ts';
+import { congruence, invert, leastSquares, symmetricEigenvectors } from '../linalg.ts';
 import { invertMa } from './polyroot.ts';
 import { armaCount, expandArma, hasRootWithin, invTransform, rootsOutside, transformJacobian, undoTransform, type ArmaOrders } from './transform.ts';
 

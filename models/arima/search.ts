@@ -14,7 +14,7 @@
  *   candidates by maximum likelihood in order until one succeeds.
  */
 import { ArimaFitError, fitArima, predictArima, type ArimaFit, type ArimaMethod, type Regressors } from './fit.ts';
-import { leastSquares } from './linalg.ts';
+import { leastSquares } from '../linalg.ts';
 import { hasRootWithin, type ArmaOrders } from './transform.ts';
 import { isConstant, ndiffs, nsdiffs } from './unit-root.ts';
 

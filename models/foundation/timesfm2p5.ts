@@ -26,6 +26,7 @@ import { ModelInputError } from '../types.ts';
 import { mapQuantiles } from './quantiles.ts';
 import { bool, float32, output, sessionFor, type Feeds } from './session.ts';
 import { requireInstalled, type TimesFM25Manifest } from './store.ts';
+import { fitInContextRegression, type XRegSeries } from './timesfm-xreg.ts';
 
 export type TimesFMRunner = (feeds: Feeds) => Promise<ort.InferenceSession.OnnxValueMapType>;
 
@@ -288,23 +289,72 @@ export function timesfmOutput(m: TimesFM25Manifest, f: TimesFMForecast, requeste
   return { mean: f.point, quantiles };
 }
 
+/** The known-future covariates of a task as numbers (the in-context regression is linear). */
+function numericFuture(task: ForecastTask): Record<string, Float64Array> | null {
+  const future = task.covariates?.future ?? {};
+  if (Object.keys(future).length === 0) return null;
+  return Object.fromEntries(
+    Object.entries(future).map(([name, values]) => [
+      name,
+      Float64Array.from(values, (v) => {
+        if (typeof v !== 'number') throw new ModelInputError(`timesfm-2p5 takes numeric covariates only; '${name}' has the string value '${v}'`);
+        return v;
+      }),
+    ]),
+  );
+}
+
+/** The last history step's time: tasks regressed together share it, so no fit sees another task's future. */
+const creationTime = (task: ForecastTask) => task.times?.[task.history.length - 1] ?? NaN;
+
+/**
+ * Forecasts tasks in input order. Tasks without covariates are forecast from the target alone,
+ * in batches. Tasks with known-future covariates go through the reference's in-context regression
+ * (timesfm-xreg.ts), one linear fit per set of tasks with the same horizon, covariate names and
+ * creation time (so a backtest's fit never uses values after the forecast's creation date).
+ */
 export async function forecastTimesFM25(run: TimesFMRunner, m: TimesFM25Manifest, tasks: readonly ForecastTask[], batchSize = 256): Promise<ForecastOutput[]> {
   const out: ForecastOutput[] = new Array(tasks.length);
-  const byHorizon = new Map<number, number[]>();
+  const sets = new Map<string, { horizon: number; indices: number[]; future: (Record<string, Float64Array> | null)[] }>();
   tasks.forEach((t, i) => {
-    if (t.covariates) throw new ModelInputError('timesfm-2p5 on this server forecasts from the target alone; covariates are not supported yet');
-    const same = byHorizon.get(t.horizon);
-    if (same) same.push(i);
-    else byHorizon.set(t.horizon, [i]);
-  });
-  for (const [horizon, indices] of byHorizon) {
-    for (let start = 0; start < indices.length; start += batchSize) {
-      const chunk = indices.slice(start, start + batchSize);
-      const forecasts = await predictTimesFM25(run, m, chunk.map((i) => tasks[i].history), horizon);
-      chunk.forEach((taskIndex, k) => (out[taskIndex] = timesfmOutput(m, forecasts[k], tasks[taskIndex].quantiles, horizon)));
+    if (t.covariates && (Object.keys(t.covariates.hist).length > 0 || Object.keys(t.covariates.static).length > 0)) {
+      throw new ModelInputError('timesfm-2p5 takes known-future covariates only (its in-context regression), not historical or static ones');
     }
+    const future = numericFuture(t);
+    const key = future ? `${t.horizon}@${creationTime(t)}@${JSON.stringify(Object.keys(future).sort())}` : String(t.horizon);
+    const set = sets.get(key) ?? { horizon: t.horizon, indices: [], future: [] };
+    set.indices.push(i);
+    set.future.push(future);
+    sets.set(key, set);
+  });
+  for (const { horizon, indices, future } of sets.values()) {
+    const forecasts = future[0]
+      ? await predictTimesFM25WithCovariates(run, m, indices.map((i, k) => ({ target: tasks[i].history, future: future[k]! })), horizon, batchSize)
+      : await predictInBatches(run, m, indices.map((i) => tasks[i].history), horizon, batchSize);
+    indices.forEach((taskIndex, k) => (out[taskIndex] = timesfmOutput(m, forecasts[k], tasks[taskIndex].quantiles, horizon)));
   }
   return out;
+}
+
+async function predictInBatches(run: TimesFMRunner, m: TimesFM25Manifest, histories: readonly Float64Array[], horizon: number, batchSize: number): Promise<TimesFMForecast[]> {
+  const out: TimesFMForecast[] = [];
+  for (let start = 0; start < histories.length; start += batchSize) out.push(...(await predictTimesFM25(run, m, histories.slice(start, start + batchSize), horizon)));
+  return out;
+}
+
+/**
+ * The reference's forecast_with_covariates ("xreg + timesfm"): one linear fit over all the
+ * series, TimesFM on each residual, the horizon's fit added back to the point and every channel,
+ * then the target's own scale restored.
+ */
+export async function predictTimesFM25WithCovariates(run: TimesFMRunner, m: TimesFM25Manifest, series: readonly XRegSeries[], horizon: number, batchSize = 256): Promise<TimesFMForecast[]> {
+  const fit = fitInContextRegression(series, horizon);
+  const forecasts = await predictInBatches(run, m, fit.residuals, horizon, batchSize);
+  return forecasts.map((f, i) => {
+    const { mean, scale } = fit.scales[i];
+    const restore = (values: Float64Array) => values.map((v, t) => (v + fit.horizonFit[i][t]) * scale + mean);
+    return { point: restore(f.point), channels: f.channels.map(restore) };
+  });
 }
 
 /** The service's timesfm-2p5: the installed model (MODELS_DIR/timesfm-2p5), checked per batch. */

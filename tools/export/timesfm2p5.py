@@ -202,6 +202,54 @@ def reference_cases() -> list[dict[str, Any]]:
     ]
 
 
+def xreg_cases() -> list[dict[str, Any]]:
+    """Series with known-future numeric covariates (over the history and the horizon)."""
+    rng = np.random.RandomState(12)
+    out = []
+    for name, horizon, lengths in (("xreg", 12, (50, 64, 100)), ("xreg_long_horizon", 40, (30, 80))):
+        series = []
+        for n in lengths:
+            t = np.arange(n + horizon)
+            price = (10 + np.sin(2 * np.pi * t / 12) * 3 + rng.normal(0, 0.3, n + horizon)).astype(np.float32)
+            promo = ((t % 7) == 0).astype(np.float32)
+            target = (50 + 2.5 * price[:n] + 8 * promo[:n] + rng.normal(0, 1, n) + 0.1 * t[:n]).astype(np.float32)
+            series.append({"target": target, "future": {"price": price, "promo": promo}})
+        out.append({"name": name, "horizon": horizon, "series": series})
+    return out
+
+
+def record_xreg_cases(model: Any, d: Any, max_context: int) -> list[dict[str, Any]]:
+    """`forecast_with_covariates` with the reference's defaults: xreg_mode "xreg + timesfm", targets
+    normalised per input, ridge 0 (one linear fit over the whole batch, then TimesFM on the residuals)."""
+    import timesfm
+
+    cases = []
+    for case in xreg_cases():
+        h = case["horizon"]
+        max_horizon = math.ceil(h / d.output_patch_len) * d.output_patch_len
+        flags = dict(FORECAST_FLAGS)
+        if max_horizon > d.output_quantile_len:
+            flags["use_continuous_quantile_head"] = False
+        model.compile(timesfm.ForecastConfig(max_context=max_context, max_horizon=max_horizon, per_core_batch_size=len(case["series"]), return_backcast=True, **flags))
+        names = sorted(case["series"][0]["future"])
+        point, quantiles = model.forecast_with_covariates(
+            inputs=[s["target"] for s in case["series"]],
+            dynamic_numerical_covariates={k: [s["future"][k] for s in case["series"]] for k in names},
+        )
+        cases.append({
+            "name": case["name"],
+            "horizon": h,
+            "flags": flags,
+            "xreg": {"mode": "xreg + timesfm", "normalize_xreg_target_per_input": True, "ridge": 0.0},
+            "series": [{"target": to_json_array(s["target"]), "future": {k: to_json_array(v) for k, v in s["future"].items()}} for s in case["series"]],
+            "expected": {
+                "point": [to_json_array(np.asarray(p)) for p in point],
+                "quantiles": [to_json_array(np.asarray(q).T) for q in quantiles],
+            },
+        })
+    return cases
+
+
 def record_reference(module: Any, out_dir: Path, seed: int, max_context: int) -> Path:
     """Forecasts of the reference `TimesFM_2p5.forecast` for the fixed cases."""
     import timesfm
@@ -232,9 +280,10 @@ def record_reference(module: Any, out_dir: Path, seed: int, max_context: int) ->
                 "quantiles": [to_json_array(q.T) for q in quantiles],
             },
         })
+    cases.extend(record_xreg_cases(model, d, max_context))
     return write_reference(ensure_dir(out_dir / MODEL_NAME), {
         "model": MODEL_NAME,
-        "reference": "timesfm.TimesFM_2p5_200M_torch.forecast (compiled decode, torch)",
+        "reference": "timesfm.TimesFM_2p5_200M_torch.forecast (compiled decode, torch); forecast_with_covariates for the xreg cases",
         "seed": seed,
         "max_context": max_context,
         "versions": package_versions("torch", "timesfm"),

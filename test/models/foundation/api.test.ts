@@ -116,15 +116,26 @@ describe('covariates', () => {
     expect(res.json().series[0][0].prediction.mean).not.toEqual(without.series[0][0].prediction.mean);
   });
 
-  test('chronos-2 refuses static variables; timesfm-2p5 refuses covariates; nothing is dropped', async () => {
+  test('timesfm-2p5 takes future variables and generated covariates through its in-context regression', async () => {
+    const plain = request();
+    const body = request({ series: plain.series.map((s) => ({ ...s, future_variables: { shift: future(s.target.length) } })) });
+    const res = await post('timesfm-2p5', body);
+    expect(res.statusCode, res.body).toBe(200);
+    const without = (await post('timesfm-2p5', plain)).json();
+    expect(res.json().series[0][0].prediction.mean).not.toEqual(without.series[0][0].prediction.mean);
+    const generated = await post('timesfm-2p5', request({ covariates: [{ type: 'temporal_features', config: { components: ['hour'] } }] }));
+    expect(generated.statusCode, generated.body).toBe(200);
+  });
+
+  test('chronos-2 refuses static variables; timesfm-2p5 refuses historical ones; nothing is dropped', async () => {
     const withStatic = request({ series: request().series.map((s) => ({ ...s, static_variables: { size: 3 } })) });
     const a = await post('chronos-2', withStatic);
     expect(a.statusCode).toBe(422);
     expect(a.json().errors[0].path).toBe('body.series[0].static_variables');
-    const withFuture = request({ series: request().series.map((s) => ({ ...s, future_variables: { shift: future(s.target.length) } })) });
-    const b = await post('timesfm-2p5', withFuture);
+    const withHistorical = request({ series: request().series.map((s) => ({ ...s, hist_variables: { load: s.target } })) });
+    const b = await post('timesfm-2p5', withHistorical);
     expect(b.statusCode).toBe(422);
-    expect(b.json().errors[0].path).toBe('body.series[0].future_variables');
+    expect(b.json().errors[0].path).toBe('body.series[0].hist_variables');
   });
 });
 

@@ -1,6 +1,6 @@
 import * as ort from 'onnxruntime-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fillMissing, forecastTimesFM25, predictTimesFM25, type TimesFMRunner } from '../../../models/foundation/timesfm2p5.ts';
+import { fillMissing, forecastTimesFM25, predictTimesFM25, predictTimesFM25WithCovariates, type TimesFMRunner } from '../../../models/foundation/timesfm2p5.ts';
 import { requireInstalled, type TimesFM25Manifest } from '../../../models/foundation/store.ts';
 import { ModelInputError, type ForecastTask } from '../../../models/types.ts';
 import { Agreement, FIXTURES_DIR, level, readReference, toFloat64, type JsonSeries } from './reference.ts';
@@ -10,7 +10,9 @@ interface Reference {
     name: string;
     horizon: number;
     flags: Record<string, boolean>;
-    series: { target: JsonSeries }[];
+    /** Set for forecast_with_covariates cases. */
+    xreg?: { mode: string; normalize_xreg_target_per_input: boolean; ridge: number };
+    series: { target: JsonSeries; future?: Record<string, JsonSeries> }[];
     expected: { point: JsonSeries[]; quantiles: JsonSeries[][] };
   }[];
 }
@@ -36,7 +38,7 @@ const floorOf = (history: Float64Array) => level(fillMissing(history));
 describe('timesfm-2p5 adapter against TimesFM_2p5.forecast (tiny fixture, fixed random weights)', () => {
   it('has a fixture that covers missing values, short histories, roll-out and horizons past the quantile head', () => {
     const byName = new Map(reference.cases.map((c) => [c.name, c]));
-    for (const name of ['missing_values', 'short_histories', 'long_horizon', 'beyond_quantile_head', 'constant']) expect(byName.has(name)).toBe(true);
+    for (const name of ['missing_values', 'short_histories', 'long_horizon', 'beyond_quantile_head', 'constant', 'xreg', 'xreg_long_horizon']) expect(byName.has(name)).toBe(true);
     expect(byName.get('long_horizon')!.horizon).toBeGreaterThan(2 * manifest.output_patch_len);
     expect(byName.get('beyond_quantile_head')!.horizon).toBeGreaterThan(manifest.output_quantile_len);
     expect(byName.get('beyond_quantile_head')!.flags.use_continuous_quantile_head).toBe(false);
@@ -45,7 +47,9 @@ describe('timesfm-2p5 adapter against TimesFM_2p5.forecast (tiny fixture, fixed 
   for (const c of reference.cases) {
     it(`${c.name}: point forecast and the ten output channels within ${TOLERANCE} relative error`, async () => {
       const histories = c.series.map((s) => toFloat64(s.target));
-      const forecasts = await predictTimesFM25(run, manifest, histories, c.horizon);
+      const forecasts = c.xreg
+        ? await predictTimesFM25WithCovariates(run, manifest, c.series.map((s, i) => ({ target: histories[i], future: Object.fromEntries(Object.entries(s.future!).map(([k, v]) => [k, toFloat64(v)])) })), c.horizon)
+        : await predictTimesFM25(run, manifest, histories, c.horizon);
       const agreement = new Agreement();
       forecasts.forEach((f, i) => {
         const floor = floorOf(histories[i]);
@@ -80,9 +84,40 @@ describe('timesfm-2p5 adapter against TimesFM_2p5.forecast (tiny fixture, fixed 
     expect(agreement.worst, agreement.where).toBeLessThan(TOLERANCE);
   });
 
-  it('refuses covariates rather than dropping them', async () => {
-    const task: ForecastTask = { history: Float64Array.of(1, 2, 3), horizon: 2, quantiles: [0.5], seasonLength: 1, covariates: { hist: {}, future: { x: [1, 2, 3, 4, 5] }, static: {} } };
-    await expect(forecastTimesFM25(run, manifest, [task])).rejects.toBeInstanceOf(ModelInputError);
+  it('takes known-future covariates through the regression, per creation time, and refuses other kinds rather than dropping them', async () => {
+    const c = reference.cases.find((x) => x.name === 'xreg')!;
+    const HOUR = 3_600_000;
+    const tasks: ForecastTask[] = c.series.map((s) => {
+      const history = toFloat64(s.target);
+      return {
+        history,
+        horizon: c.horizon,
+        quantiles: [0.1, 0.5, 0.9],
+        seasonLength: 1,
+        // Every series ends at the same hour: one fit over all of them, as in the reference case.
+        times: Float64Array.from({ length: history.length + c.horizon }, (_, t) => (t - history.length + 1) * HOUR),
+        covariates: { hist: {}, future: Object.fromEntries(Object.entries(s.future!).map(([k, v]) => [k, Array.from(toFloat64(v))])), static: {} },
+      };
+    });
+    const outputs = await forecastTimesFM25(run, manifest, tasks);
+    const agreement = new Agreement();
+    outputs.forEach((o, i) => {
+      agreement.add(o.mean, c.expected.point[i], `series ${i} mean`, level(tasks[i].history));
+      [1, 5, 9].forEach((channel, k) => agreement.add(o.quantiles[k], c.expected.quantiles[i][channel], `series ${i} level ${tasks[i].quantiles[k]}`, level(tasks[i].history)));
+    });
+    expect(agreement.worst, agreement.where).toBeLessThan(TOLERANCE);
+
+    // A task created at another time is fitted on its own: the others' later values never reach it.
+    const shifted = { ...tasks[0], times: tasks[0].times!.map((t) => t - 24 * HOUR) };
+    const [alone] = await forecastTimesFM25(run, manifest, [shifted]);
+    const [withOthers] = await forecastTimesFM25(run, manifest, [shifted, ...tasks.slice(1)]);
+    expect(Array.from(withOthers.mean)).toEqual(Array.from(alone.mean));
+    expect(Array.from(alone.mean)).not.toEqual(Array.from(outputs[0].mean));
+
+    const plain: ForecastTask = { history: Float64Array.of(1, 2, 3), horizon: 2, quantiles: [0.5], seasonLength: 1 };
+    for (const covariates of [{ hist: { x: [1, 2, 3] }, future: {}, static: {} }, { hist: {}, future: {}, static: { size: 3 } }, { hist: {}, future: { x: ['a', 'b', 'c', 'd', 'e'] }, static: {} }]) {
+      await expect(forecastTimesFM25(run, manifest, [{ ...plain, covariates }])).rejects.toBeInstanceOf(ModelInputError);
+    }
   });
 });
 

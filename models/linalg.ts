@@ -170,10 +170,10 @@ export function leastSquares(y: ArrayLike<number>, X: ArrayLike<number>, n: numb
 }
 
 /**
- * Eigenvectors of a symmetric k x k matrix (cyclic Jacobi), columns ordered by decreasing
- * eigenvalue: the right singular vectors of X when given X'X.
+ * Eigenvalues and eigenvectors of a symmetric k x k matrix (cyclic Jacobi), ordered by decreasing
+ * eigenvalue; `vectors` holds them as columns (row-major).
  */
-export function symmetricEigenvectors(S: ArrayLike<number>, k: number): Float64Array {
+export function symmetricEigen(S: ArrayLike<number>, k: number): { values: Float64Array; vectors: Float64Array } {
   const A = Float64Array.from(S as ArrayLike<number>);
   const V = new Float64Array(k * k);
   for (let i = 0; i < k; i++) V[i * k + i] = 1;
@@ -211,10 +211,14 @@ export function symmetricEigenvectors(S: ArrayLike<number>, k: number): Float64A
     }
   }
   const order = Array.from({ length: k }, (_, i) => i).sort((a, b) => A[b * k + b] - A[a * k + a]);
-  const out = new Float64Array(k * k);
-  for (let c = 0; c < k; c++) for (let r = 0; r < k; r++) out[r * k + c] = V[r * k + order[c]];
-  return out;
+  const values = Float64Array.from(order, (i) => A[i * k + i]);
+  const vectors = new Float64Array(k * k);
+  for (let c = 0; c < k; c++) for (let r = 0; r < k; r++) vectors[r * k + c] = V[r * k + order[c]];
+  return { values, vectors };
 }
+
+/** Eigenvectors of a symmetric matrix by decreasing eigenvalue: the right singular vectors of X when given X'X. */
+export const symmetricEigenvectors = (S: ArrayLike<number>, k: number): Float64Array => symmetricEigen(S, k).vectors;
 
 /** Bᵀ M B for k x k row-major matrices: how a covariance M carries through the linear map B. */
 export function congruence(M: ArrayLike<number>, B: ArrayLike<number>, k: number): Float64Array {

@@ -1,0 +1,132 @@
+/**
+ * TimesFM's in-context regression on known-future covariates: the reference's
+ * `forecast_with_covariates` (timesfm 3.0, timesfm.utils.xreg_lib) with its defaults, xreg_mode
+ * "xreg + timesfm", targets normalised per input, ridge 0.
+ *
+ * One linear model is fitted over the whole set of series (their rows stacked): each target is
+ * standardised by its own mean and spread, the covariate columns by their mean and spread over
+ * all context rows, an intercept is added, and the coefficients are the pseudo-inverse solution
+ * (XᵀX)⁺Xᵀy. TimesFM then forecasts each series' residual (standardised target minus the fit on
+ * the context), and the fit over the horizon is added back to the point and every quantile
+ * before the target's scale is restored.
+ */
+import { symmetricEigen } from '../linalg.ts';
+import { ModelInputError } from '../types.ts';
+
+/** The reference's tolerance below which a spread counts as zero (xreg_lib._TOL). */
+const TOLERANCE = 1e-6;
+
+/**
+ * jnp.linalg.pinv's default cut-off for small eigenvalues, in the reference's float32 and on its
+ * power-of-two padded matrix: 10 * size * eps relative to the largest eigenvalue.
+ */
+const FLOAT32_EPSILON = 2 ** -23;
+
+export interface XRegSeries {
+  readonly target: Float64Array;
+  /** Each covariate over the target's steps then the horizon's. */
+  readonly future: Readonly<Record<string, Float64Array>>;
+}
+
+export interface XRegFit {
+  /** Per series: the standardised target minus the linear fit, what TimesFM forecasts. */
+  readonly residuals: Float64Array[];
+  /** Per series: the linear fit over the horizon, on the standardised scale. */
+  readonly horizonFit: Float64Array[];
+  /** Per series: the mean and spread that undo the standardisation. */
+  readonly scales: { mean: number; scale: number }[];
+}
+
+function meanAndScale(values: ArrayLike<number>, from = 0, to = values.length, stride = 1, offset = 0): { mean: number; scale: number } {
+  const n = to - from;
+  let sum = 0;
+  for (let i = from; i < to; i++) sum += values[i * stride + offset];
+  const mean = sum / n;
+  let squares = 0;
+  for (let i = from; i < to; i++) squares += (values[i * stride + offset] - mean) ** 2;
+  const sd = Math.sqrt(squares / n); // np.std: the population spread
+  return { mean, scale: sd > TOLERANCE ? sd : 1 };
+}
+
+/** (XᵀX)⁺ Xᵀ y for row-major X (rows x k), the pseudo-inverse taken by eigen-decomposition. */
+function pseudoInverseSolve(X: Float64Array, y: Float64Array, rows: number, k: number): Float64Array {
+  const gram = new Float64Array(k * k);
+  const moment = new Float64Array(k);
+  for (let r = 0; r < rows; r++) {
+    for (let i = 0; i < k; i++) {
+      const xi = X[r * k + i];
+      moment[i] += xi * y[r];
+      for (let j = i; j < k; j++) gram[i * k + j] += xi * X[r * k + j];
+    }
+  }
+  for (let i = 0; i < k; i++) for (let j = 0; j < i; j++) gram[i * k + j] = gram[j * k + i];
+  const { values, vectors } = symmetricEigen(gram, k);
+  const padded = 2 ** Math.ceil(Math.log2(k)); // XᵀX of the column-padded X is padded x padded
+  const cutoff = 10 * padded * FLOAT32_EPSILON * Math.max(...values.map(Math.abs));
+  const beta = new Float64Array(k);
+  for (let e = 0; e < k; e++) {
+    if (!(Math.abs(values[e]) > cutoff)) continue;
+    let projection = 0;
+    for (let i = 0; i < k; i++) projection += vectors[i * k + e] * moment[i];
+    for (let i = 0; i < k; i++) beta[i] += (vectors[i * k + e] * projection) / values[e];
+  }
+  return beta;
+}
+
+/** The linear fit of a set of series that share their covariate names and horizon. */
+export function fitInContextRegression(series: readonly XRegSeries[], horizon: number): XRegFit {
+  const names = Object.keys(series[0].future).sort();
+  const k = names.length + 1; // the intercept first, then the covariates in name order
+  const trainRows = series.reduce((n, s) => n + s.target.length, 0);
+  const testRows = series.length * horizon;
+  const train = new Float64Array(trainRows * k);
+  const test = new Float64Array(testRows * k);
+  let trainAt = 0;
+  let testAt = 0;
+  for (const s of series) {
+    const n = s.target.length;
+    names.forEach((name, c) => {
+      const values = s.future[name];
+      if (!values || values.length !== n + horizon) throw new ModelInputError(`covariate '${name}' needs ${n + horizon} values (history + horizon) in every series forecast together`);
+      for (let t = 0; t < n; t++) train[(trainAt + t) * k + c + 1] = values[t];
+      for (let t = 0; t < horizon; t++) test[(testAt + t) * k + c + 1] = values[n + t];
+    });
+    trainAt += n;
+    testAt += horizon;
+  }
+  // Covariates standardised over every context row; the intercept column stays 1.
+  for (let c = 1; c < k; c++) {
+    const { mean, scale } = meanAndScale(train, 0, trainRows, k, c);
+    for (let r = 0; r < trainRows; r++) train[r * k + c] = (train[r * k + c] - mean) / scale;
+    for (let r = 0; r < testRows; r++) test[r * k + c] = (test[r * k + c] - mean) / scale;
+  }
+  for (let r = 0; r < trainRows; r++) train[r * k] = 1;
+  for (let r = 0; r < testRows; r++) test[r * k] = 1;
+
+  const scales = series.map((s) => meanAndScale(s.target));
+  const y = new Float64Array(trainRows);
+  trainAt = 0;
+  series.forEach((s, i) => {
+    for (let t = 0; t < s.target.length; t++) y[trainAt + t] = (s.target[t] - scales[i].mean) / scales[i].scale;
+    trainAt += s.target.length;
+  });
+  const beta = pseudoInverseSolve(train, y, trainRows, k);
+  const fitted = (X: Float64Array, row: number) => {
+    let v = 0;
+    for (let c = 0; c < k; c++) v += X[row * k + c] * beta[c];
+    return v;
+  };
+
+  const residuals: Float64Array[] = [];
+  const horizonFit: Float64Array[] = [];
+  trainAt = 0;
+  testAt = 0;
+  for (const s of series) {
+    const n = s.target.length;
+    residuals.push(Float64Array.from({ length: n }, (_, t) => y[trainAt + t] - fitted(train, trainAt + t)));
+    horizonFit.push(Float64Array.from({ length: horizon }, (_, t) => fitted(test, testAt + t)));
+    trainAt += n;
+    testAt += horizon;
+  }
+  return { residuals, horizonFit, scales };
+}
