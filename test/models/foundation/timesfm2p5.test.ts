@@ -2,7 +2,7 @@ import * as ort from 'onnxruntime-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fillMissing, forecastTimesFM25, predictTimesFM25, predictTimesFM25WithCovariates, type TimesFMRunner } from '../../../models/foundation/timesfm2p5.ts';
 import { requireInstalled, type TimesFM25Manifest } from '../../../models/foundation/store.ts';
-import { ModelInputError, type ForecastTask } from '../../../models/types.ts';
+import { ModelInputError, type ForecastTask, type TaskCovariates } from '../../../models/types.ts';
 import { Agreement, FIXTURES_DIR, level, readReference, toFloat64, type JsonSeries } from './reference.ts';
 
 interface Reference {
@@ -115,7 +115,8 @@ describe('timesfm-2p5 adapter against TimesFM_2p5.forecast (tiny fixture, fixed 
     expect(Array.from(alone.mean)).not.toEqual(Array.from(outputs[0].mean));
 
     const plain: ForecastTask = { history: Float64Array.of(1, 2, 3), horizon: 2, quantiles: [0.5], seasonLength: 1 };
-    for (const covariates of [{ hist: { x: [1, 2, 3] }, future: {}, static: {} }, { hist: {}, future: {}, static: { size: 3 } }, { hist: {}, future: { x: ['a', 'b', 'c', 'd', 'e'] }, static: {} }]) {
+    const refused: TaskCovariates[] = [{ hist: { x: [1, 2, 3] }, future: {}, static: {} }, { hist: {}, future: {}, static: { size: 3 } }, { hist: {}, future: { x: ['a', 'b', 'c', 'd', 'e'] }, static: {} }];
+    for (const covariates of refused) {
       await expect(forecastTimesFM25(run, manifest, [{ ...plain, covariates }])).rejects.toBeInstanceOf(ModelInputError);
     }
   });
