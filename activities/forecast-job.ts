@@ -6,7 +6,7 @@ import { modelEntry } from '../models/registry.ts';
 import { computePredictions } from '../engine/forecast.ts';
 import { splitIntoChunks, type Chunk } from '../engine/jobs/chunking.ts';
 import { chunkFile, jobMetaFile, jobRequestFile, metricsDir, partName, predictionsDir, type JobMeta } from '../engine/jobs/layout.ts';
-import { requestedQuantiles } from '../engine/plan.ts';
+import { requestedQuantiles, seriesAreCoupled } from '../engine/plan.ts';
 import type { ForecastRequest } from '../engine/request-schema.ts';
 import { countResultRows, writeChunkParts } from './parquet-parts.ts';
 
@@ -54,7 +54,8 @@ export function createActivities(config: ActivityConfig) {
     async planJob(jobId: string): Promise<JobPlan> {
       const request = readJson<ForecastRequest>(jobRequestFile(config.dataDir, jobId));
       const { model } = readJson<JobMeta>(jobMetaFile(config.dataDir, jobId));
-      const chunks = splitIntoChunks(request, config.forecastsPerChunk, modelEntry(model)?.capabilities.global ?? false);
+      const entry = modelEntry(model);
+      const chunks = splitIntoChunks(request, config.forecastsPerChunk, entry !== undefined && seriesAreCoupled(request, entry));
       chunks.forEach((chunk, n) => writeJsonAtomic(chunkFile(config.dataDir, jobId, n), chunk));
       const chunkForecasts = chunks.map((c) => c.fcdPositions.reduce((s, f) => s + f.length, 0));
       return { chunks: chunks.length, forecasts: chunkForecasts.reduce((a, b) => a + b, 0), chunkForecasts };

@@ -1,6 +1,6 @@
 import { ForecastFailedError, RequestError } from './errors.ts';
 import { checkRequestAgainstModel, requireRunnableModel } from './model-checks.ts';
-import { contextSeries, globalBatchOptions, planForecasts, requestedQuantiles, type PlannedForecast } from './plan.ts';
+import { contextSeries, globalBatchOptions, planForecasts, requestedQuantiles, seriesAreCoupled, type PlannedForecast } from './plan.ts';
 import { buildPrediction, type Prediction } from './predictions.ts';
 import type { ForecastRequest } from './request-schema.ts';
 import { runGlobalBatch, runLocalTasks } from './worker-pool.ts';
@@ -29,7 +29,9 @@ export function prepareForecast(request: ForecastRequest, modelName: string) {
 export async function computePredictions(request: ForecastRequest, modelName: string): Promise<PlannedPrediction[]> {
   const { model, planned } = prepareForecast(request, modelName);
   const tasks = planned.map((p) => p.task);
-  const results = model.loadGlobal ? await runGlobalBatch(model.name, tasks, contextSeries(request), globalBatchOptions(request)) : await runLocalTasks(model.name, tasks);
+  const results = model.loadGlobal
+    ? await runGlobalBatch(model.name, tasks, contextSeries(request), globalBatchOptions(request), seriesAreCoupled(request, model))
+    : await runLocalTasks(model.name, tasks);
   const levels = requestedQuantiles(request);
   return planned.map((p, i) => {
     const result = results[i];

@@ -32,6 +32,19 @@ export function globalBatchOptions(request: ForecastRequest): GlobalBatchOptions
   return { crossLearning: config !== undefined && 'is_global' in config && config.is_global };
 }
 
+/** Whether this request's forecasts of different series depend on each other (see ModelCapabilities). */
+export function seriesAreCoupled(request: ForecastRequest, model: ModelEntry): boolean {
+  if (!model.capabilities.global) return false;
+  switch (model.capabilities.couplesSeries ?? 'always') {
+    case 'always':
+      return true;
+    case 'cross-learning':
+      return globalBatchOptions(request).crossLearning === true;
+    case 'covariates':
+      return Boolean(request.covariates?.length) || request.series.some(hasCovariates);
+  }
+}
+
 /** `fcds: null` means one forecast from the end of the target. */
 export const creationDates = (s: InputSerie): number[] => s.fcds ?? [s.target.length];
 

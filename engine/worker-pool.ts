@@ -43,11 +43,21 @@ export async function runLocalTasks(model: string, tasks: ForecastTask[]): Promi
   return (await Promise.all(chunks)).flat();
 }
 
-/** Runs a global model's whole request as one batch on one worker thread. */
-export async function runGlobalBatch(model: string, tasks: ForecastTask[], context: ContextSeries[], options: GlobalBatchOptions = {}): Promise<WorkerResult[]> {
+/**
+ * Runs a global model's tasks, in input order. Coupled tasks (the model learns across them) are
+ * one batch on one worker thread; independent ones are split into one contiguous batch per
+ * thread, so a large request uses every core while each batch stays large for the model.
+ */
+export async function runGlobalBatch(model: string, tasks: ForecastTask[], context: ContextSeries[], options: GlobalBatchOptions = {}, coupled = true): Promise<WorkerResult[]> {
   if (tasks.length === 0) return [];
-  const batch: WorkerBatch = { model, tasks, context, options };
-  return getPool().run(batch);
+  const p = getPool();
+  const size = coupled ? tasks.length : Math.ceil(tasks.length / p.options.maxThreads);
+  const batches: Promise<WorkerResult[]>[] = [];
+  for (let start = 0; start < tasks.length; start += size) {
+    const batch: WorkerBatch = { model, tasks: tasks.slice(start, start + size), context, options };
+    batches.push(p.run(batch));
+  }
+  return (await Promise.all(batches)).flat();
 }
 
 export async function closeWorkerPool(): Promise<void> {

@@ -29,7 +29,7 @@ const FULL_EXOGENOUS: readonly CovariateKind[] = ['historical', 'future', 'stati
 
 const local = (covariates: readonly CovariateKind[] = NONE): ModelCapabilities => ({ covariates, maxContext: null, needsWeights: false, global: false });
 /** Foundation models: their context length comes from the installed model's manifest. */
-const foundation = (covariates: readonly CovariateKind[]): ModelCapabilities => ({ covariates, maxContext: null, needsWeights: true, global: true });
+const foundation = (covariates: readonly CovariateKind[], couplesSeries: ModelCapabilities['couplesSeries'] = 'always'): ModelCapabilities => ({ covariates, maxContext: null, needsWeights: true, global: true, couplesSeries });
 
 const NO_ADAPTER =
   'this server has no adapter for this foundation model yet, so installing its weights would not help (the README\'s "Foundation models" section gives the input/output contract an adapter expects)';
@@ -57,7 +57,7 @@ const ENTRIES: ModelEntry[] = [
     // Past-only and known-future covariates are Chronos-2's own inputs (generated ones arrive as
     // such); it has no static input, and a constant row carries no value through its scaling.
     name: 'chronos-2',
-    capabilities: foundation(['historical', 'future', 'generated']),
+    capabilities: foundation(['historical', 'future', 'generated'], 'cross-learning'),
     loadGlobal: async () => (await import('./foundation/chronos2.ts')).chronos2Model(),
     installed: installedFoundation('chronos-2'),
   },
@@ -65,7 +65,7 @@ const ENTRIES: ModelEntry[] = [
     // Known-future covariates (the reference's table: future only), caller-supplied or generated,
     // through the reference's in-context regression (models/foundation/timesfm-xreg.ts).
     name: 'timesfm-2p5',
-    capabilities: foundation(['future', 'generated']),
+    capabilities: foundation(['future', 'generated'], 'covariates'),
     loadGlobal: async () => (await import('./foundation/timesfm2p5.ts')).timesfm25Model(),
     installed: installedFoundation('timesfm-2p5'),
   },

@@ -17,11 +17,12 @@ export const MAX_CHUNKS = 2000;
 /**
  * Splits a job into chunks of about `forecastsPerChunk` (series x forecast creation date)
  * pairs, in request order. A series with more dates than a chunk holds is split across chunks.
- * `only_as_context` series are not forecast by local models and belong to no chunk.
- * A global model learns across the whole request, so its job is one chunk: the request itself.
+ * `only_as_context` series are not forecast and belong to no chunk. When the model couples the
+ * request's series (a global model learning across them, plan.ts `seriesAreCoupled`), the job
+ * is one chunk: the request itself.
  */
-export function splitIntoChunks(request: ForecastRequest, forecastsPerChunk: number, global = false): Chunk[] {
-  if (global) {
+export function splitIntoChunks(request: ForecastRequest, forecastsPerChunk: number, coupled = false): Chunk[] {
+  if (coupled) {
     const seriesIndex = request.series.map((_, i) => i);
     return [{ seriesIndex, fcdPositions: request.series.map((s) => (s.only_as_context ? [] : creationDates(s).map((_, j) => j))), request }];
   }

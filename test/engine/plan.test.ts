@@ -1,6 +1,7 @@
 import { expect, test } from 'vitest';
 import { splitIntoChunks } from '../../engine/jobs/chunking.ts';
-import { contextSeries, historyWindow, planForecasts } from '../../engine/plan.ts';
+import { contextSeries, historyWindow, planForecasts, seriesAreCoupled } from '../../engine/plan.ts';
+import { modelEntry } from '../../models/registry.ts';
 import { ForecastRequest } from '../../engine/request-schema.ts';
 import type { ModelEntry } from '../../models/registry.ts';
 
@@ -50,11 +51,23 @@ test('global models get wall-clock times through the horizon, past the index end
   expect(Array.from(ctx.values)).toEqual([9, 8, 7]);
 });
 
-test('a global model job is one chunk holding the whole request; local jobs split by forecasts', () => {
+test('a job whose model couples the series is one chunk holding the whole request; others split by forecasts', () => {
   expect(splitIntoChunks(request, 1, true)).toEqual([{ seriesIndex: [0, 1], fcdPositions: [[0, 1], []], request }]);
   const local = splitIntoChunks(request, 1);
   expect(local.map((c) => [c.seriesIndex, c.fcdPositions, c.request.series.map((s) => s.fcds)])).toEqual([
     [[0], [[0]], [[3]]],
     [[0], [[1]], [[5]]],
   ]);
+});
+
+test('which requests couple their series: svc-global always, chronos-2 with is_global, timesfm-2p5 with covariates, local models never', () => {
+  const plain = ForecastRequest.parse({ series: [{ target: [1, 2, 3], index: ['2024-01-01', '2024-01-02', '2024-01-03'] }], horizon: 2, freq: 'D' });
+  const crossLearning = ForecastRequest.parse({ ...plain, model_config: { model: 'chronos-2', config: { is_global: true } } });
+  const withFuture = ForecastRequest.parse({ ...plain, series: [{ ...plain.series[0], future_variables: { price: [1, 2, 3, 4, 5] } }] });
+  const generated = ForecastRequest.parse({ ...plain, covariates: [{ type: 'temporal_features', config: {} }] });
+  const coupled = (name: string, req: ForecastRequest) => seriesAreCoupled(req, modelEntry(name)!);
+  expect([plain, withFuture].map((r) => coupled('svc-global', r))).toEqual([true, true]);
+  expect([plain, crossLearning, withFuture].map((r) => coupled('chronos-2', r))).toEqual([false, true, false]);
+  expect([plain, crossLearning, withFuture, generated].map((r) => coupled('timesfm-2p5', r))).toEqual([false, false, true, true]);
+  expect([plain, withFuture].map((r) => coupled('aarima', r))).toEqual([false, false]);
 });
