@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import type { FastifyInstance } from 'fastify';
+import { afterAll } from 'vitest';
 import { AUTH } from '../api/helpers.ts';
 
 /**
@@ -40,8 +41,11 @@ export function postBeta(app: FastifyInstance, parts: Part[], model = 'naive') {
   return app.inject({ method: 'POST', url: `/v1-beta/forecast?model=${model}`, headers: { ...AUTH, ...headers }, payload });
 }
 
+/** A temporary directory for the calling test file, removed after its tests (call at file level). */
 export function tempDir(prefix = 'beta-test-'): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+  return dir;
 }
 
 let writer: Promise<DuckDBInstance> | undefined;

@@ -1,0 +1,97 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { buildServer } from '../../api/server.ts';
+import { BetaResponse } from '../../engine/beta/response.ts';
+import { closeWorkerPool } from '../../engine/worker-pool.ts';
+import { testConfig } from '../api/helpers.ts';
+import { filePart, postBeta, queryPart, tempDir, writeParquet } from './helpers.ts';
+
+/**
+ * Object-store locators: `input.source` is a URL that DuckDB's httpfs extension reads (installed
+ * by `npm test`'s set-up, scripts/ensure-duckdb-httpfs.mjs). A local HTTP server stands in for the
+ * store; it answers ranged reads as object stores do, and counts the requests it gets.
+ */
+
+const dir = tempDir('beta-object-store-');
+let app: FastifyInstance;
+let store: http.Server;
+let base: string;
+const requests: string[] = [];
+
+/** Serves the files of `dir` with HEAD and byte-range GET, as an object store's HTTP API does. */
+function objectStore(root: string): http.Server {
+  return http.createServer((req, res) => {
+    requests.push(`${req.method} ${req.url}`);
+    const file = path.join(root, decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname));
+    if (!file.startsWith(root) || !fs.existsSync(file)) {
+      res.writeHead(404).end('no such object');
+      return;
+    }
+    const body = fs.readFileSync(file);
+    const range = /^bytes=(\d+)-(\d*)$/.exec(req.headers.range ?? '');
+    const [start, end] = range ? [Number(range[1]), range[2] ? Number(range[2]) : body.length - 1] : [0, body.length - 1];
+    res.writeHead(range ? 206 : 200, {
+      'accept-ranges': 'bytes',
+      'content-type': 'application/octet-stream',
+      'content-length': end - start + 1,
+      ...(range && { 'content-range': `bytes ${start}-${end}/${body.length}` }),
+    });
+    res.end(req.method === 'HEAD' ? undefined : body.subarray(start, end + 1));
+  });
+}
+
+const rows = `SELECT DATE '2024-01-01' + d::INTEGER AS ts, s AS store, d * (CASE s WHEN 'a' THEN 1 ELSE 3 END) + 0.5 AS sales
+  FROM range(30) r(d), (VALUES ('a'), ('b')) v(s)`;
+
+const query = (source: unknown) => ({
+  input: { source, schema: { ts: { kind: 'time', frequency: '1d' }, store: 'identifier', sales: { kind: 'target', aggregate: 'sum' } } },
+  prediction_length: '3d',
+  quantiles: [0.1, 0.9],
+});
+
+beforeAll(async () => {
+  await writeParquet(path.join(dir, 'sales.parquet'), rows);
+  store = objectStore(dir);
+  await new Promise<void>((resolve) => store.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(store.address() as AddressInfo).port}`;
+  const config = testConfig();
+  app = await buildServer({ ...config, beta: { ...config.beta, objectStores: ['http'] } });
+});
+afterAll(async () => {
+  await app?.close();
+  await closeWorkerPool();
+  await new Promise((resolve) => store?.close(resolve));
+});
+
+describe('object-store locators (http:// through httpfs)', () => {
+  test('forecast exactly what the same file uploaded as a part gives, read from the store by ranges', async () => {
+    requests.length = 0;
+    const located = await postBeta(app, [queryPart(query(`${base}/sales.parquet`))], 'aets');
+    expect(located.statusCode, located.body).toBe(200);
+    expect(requests.some((r) => r.startsWith('GET /sales.parquet'))).toBe(true);
+    const uploaded = await postBeta(app, [queryPart(query({ uri: 'inline://sales' })), filePart('sales', path.join(dir, 'sales.parquet'))], 'aets');
+    expect(uploaded.statusCode, uploaded.body).toBe(200);
+    const { data } = BetaResponse.parse(located.json());
+    expect(data).toEqual(BetaResponse.parse(uploaded.json()).data);
+    expect(data.identifiers.store).toEqual(['a', 'a', 'a', 'b', 'b', 'b']);
+  });
+
+  test('an object that does not exist is a 422 naming the locator, not a server error', async () => {
+    const res = await postBeta(app, [queryPart(query(`${base}/missing.parquet`))]);
+    expect(res.statusCode).toBe(422);
+    expect(res.json().errors[0].path).toBe('body.query.input.source');
+    expect(res.json().detail).toContain(`${base}/missing.parquet`);
+  });
+
+  test('schemes the server does not enable are refused before anything is read', async () => {
+    requests.length = 0;
+    const res = await postBeta(app, [queryPart(query(`s3://bucket/sales.parquet`))]);
+    expect(res.statusCode).toBe(422);
+    expect(res.json().detail).toMatch(/s3:\/\/ locators are not enabled on this server \(enabled: http\)/);
+    expect(requests).toEqual([]);
+  });
+});
