@@ -70,7 +70,7 @@ export function createActivities(config: ActivityConfig) {
       try {
         const meta = readJson<JobMeta>(jobMetaFile(config.dataDir, jobId));
         const chunk = readJson<Chunk>(chunkFile(config.dataDir, jobId, chunkNumber));
-        const rows = await computePredictions(chunk.request, meta.model).catch((err) => {
+        const rows = await computePredictions(chunk.request, meta.model, 'background').catch((err) => {
           throw asJobFailure(err);
         });
         const levels = requestedQuantiles(chunk.request);

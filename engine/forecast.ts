@@ -3,6 +3,7 @@ import { checkRequestAgainstModel, requireRunnableModel } from './model-checks.t
 import { contextSeries, globalBatchOptions, planForecasts, requestedQuantiles, seriesAreCoupled, type PlannedForecast } from './plan.ts';
 import { buildPrediction, type Prediction } from './predictions.ts';
 import type { ForecastRequest } from './request-schema.ts';
+import type { Lane } from './task-queue.ts';
 import { runGlobalBatch, runLocalTasks } from './worker-pool.ts';
 
 export interface ForecastResponse {
@@ -24,14 +25,15 @@ export function prepareForecast(request: ForecastRequest, modelName: string) {
 
 /**
  * Every (series, forecast creation date) of the request, forecast and scored. Jobs call this on
- * a chunk of the request's series; the synchronous endpoint on the whole request.
+ * a chunk of the request's series, in the background lane of the thread queue; the synchronous
+ * endpoint on the whole request.
  */
-export async function computePredictions(request: ForecastRequest, modelName: string): Promise<PlannedPrediction[]> {
+export async function computePredictions(request: ForecastRequest, modelName: string, lane: Lane = 'interactive'): Promise<PlannedPrediction[]> {
   const { model, planned } = prepareForecast(request, modelName);
   const tasks = planned.map((p) => p.task);
   const results = model.loadGlobal
-    ? await runGlobalBatch(model.name, tasks, contextSeries(request), globalBatchOptions(request), seriesAreCoupled(request, model))
-    : await runLocalTasks(model.name, tasks);
+    ? await runGlobalBatch(model.name, tasks, contextSeries(request), globalBatchOptions(request), seriesAreCoupled(request, model), lane)
+    : await runLocalTasks(model.name, tasks, lane);
   const levels = requestedQuantiles(request);
   return planned.map((p, i) => {
     const result = results[i];

@@ -2,11 +2,13 @@ import os from 'node:os';
 import { Piscina } from 'piscina';
 import type { ContextSeries, ForecastTask, GlobalBatchOptions } from '../models/types.ts';
 import type { WorkerBatch, WorkerResult } from './local-model-worker.ts';
+import { DeadlineTaskQueue, withQueueOptions, type Lane } from './task-queue.ts';
 
 /**
- * A pool of worker threads for local model fitting, so a long fit never blocks the event loop.
- * Workers start from a small JavaScript bootstrap that registers tsx and loads the TypeScript
- * task module.
+ * A pool of worker threads for model fitting and inference, so a long fit never blocks the event
+ * loop. Workers start from a small JavaScript bootstrap that registers tsx and loads the
+ * TypeScript task module. Batches waiting for a thread start in the order of task-queue.ts:
+ * small interactive requests ahead of large ones and of job chunks.
  */
 let pool: Piscina | undefined;
 
@@ -24,13 +26,14 @@ function getPool(): Piscina {
       minThreads: threads,
       maxThreads: threads,
       idleTimeout: 60_000,
+      taskQueue: new DeadlineTaskQueue(),
     });
   }
   return pool;
 }
 
 /** Runs the tasks of one local model across the pool, in chunks, keeping the input order. */
-export async function runLocalTasks(model: string, tasks: ForecastTask[]): Promise<WorkerResult[]> {
+export async function runLocalTasks(model: string, tasks: ForecastTask[], lane: Lane = 'interactive'): Promise<WorkerResult[]> {
   if (tasks.length === 0) return [];
   const p = getPool();
   // A few chunks per thread balance uneven fit times without paying a message per task.
@@ -38,7 +41,7 @@ export async function runLocalTasks(model: string, tasks: ForecastTask[]): Promi
   const chunks: Promise<WorkerResult[]>[] = [];
   for (let start = 0; start < tasks.length; start += chunkSize) {
     const batch: WorkerBatch = { model, tasks: tasks.slice(start, start + chunkSize) };
-    chunks.push(p.run(batch));
+    chunks.push(p.run(withQueueOptions(batch, { lane, requestSize: tasks.length })));
   }
   return (await Promise.all(chunks)).flat();
 }
@@ -48,14 +51,14 @@ export async function runLocalTasks(model: string, tasks: ForecastTask[]): Promi
  * one batch on one worker thread; independent ones are split into one contiguous batch per
  * thread, so a large request uses every core while each batch stays large for the model.
  */
-export async function runGlobalBatch(model: string, tasks: ForecastTask[], context: ContextSeries[], options: GlobalBatchOptions = {}, coupled = true): Promise<WorkerResult[]> {
+export async function runGlobalBatch(model: string, tasks: ForecastTask[], context: ContextSeries[], options: GlobalBatchOptions = {}, coupled = true, lane: Lane = 'interactive'): Promise<WorkerResult[]> {
   if (tasks.length === 0) return [];
   const p = getPool();
   const size = coupled ? tasks.length : Math.ceil(tasks.length / p.options.maxThreads);
   const batches: Promise<WorkerResult[]>[] = [];
   for (let start = 0; start < tasks.length; start += size) {
     const batch: WorkerBatch = { model, tasks: tasks.slice(start, start + size), context, options };
-    batches.push(p.run(batch));
+    batches.push(p.run(withQueueOptions(batch, { lane, requestSize: tasks.length })));
   }
   return (await Promise.all(batches)).flat();
 }

@@ -1,0 +1,37 @@
+import { expect, test } from 'vitest';
+import { AUTH, useTestServer } from './helpers.ts';
+
+// One model thread, so the order in which queued batches start decides who waits (set before the
+// pool starts on the first forecast).
+process.env.MODEL_THREADS = '1';
+const server = useTestServer();
+
+function hourlySeries(count: number, length: number) {
+  const index = Array.from({ length }, (_, t) => new Date(Date.UTC(2024, 0, 1) + t * 3_600_000).toISOString().slice(0, 19));
+  return Array.from({ length: count }, (_, k) => ({
+    target: index.map((_, t) => 100 + k + 20 * Math.sin((2 * Math.PI * t) / 24) + ((t * 7919 + k * 104729) % 13)),
+    index,
+  }));
+}
+
+test('a one-series request sent while a large one fills the model thread is answered before it', async () => {
+  const started = performance.now();
+  let largeDone = 0;
+  const large = server.app
+    .inject({ method: 'POST', url: '/forecast?model=aets', headers: AUTH, payload: { series: hourlySeries(40, 400), horizon: 24, freq: 'H' } })
+    .then((res) => {
+      largeDone = performance.now() - started;
+      return res;
+    });
+  // The large request's batches are queued behind its first; then the small one arrives.
+  await new Promise((r) => setTimeout(r, 100));
+  const small = await server.app.inject({ method: 'POST', url: '/forecast?model=aets', headers: AUTH, payload: { series: hourlySeries(1, 400), horizon: 24, freq: 'H' } });
+  const smallDone = performance.now() - started;
+  expect(small.statusCode, small.body).toBe(200);
+  expect(largeDone).toBe(0); // still computing: the small request did not wait for all of it
+  const res = await large;
+  expect(res.statusCode, res.body).toBe(200);
+  expect(res.json().series).toHaveLength(40);
+  // It waited for the batch already running (a quarter of the large request), not for the rest.
+  expect(smallDone).toBeLessThan(0.6 * largeDone);
+});
