@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { COMPONENT_NAMES } from './covariates/temporal.ts';
 import { FREQUENCIES } from './frequencies.ts';
+import { bulkArray } from './bulk-array.ts';
 import { instantMillis } from './time-index.ts';
 
 /**
@@ -21,6 +22,10 @@ export const TargetValue = z
   .refine(Number.isFinite, 'expected a finite number')
   .meta({ description: 'A number, or a string holding a number.' });
 
+/** What the fast path of a bulk array accepts as it is: values the element schemas pass unchanged. */
+const isFiniteNumber = (v: unknown) => typeof v === 'number' && Number.isFinite(v);
+const isTimestamp = (v: unknown) => typeof v === 'string' && !Number.isNaN(instantMillis(v));
+
 export const Timestamp = z
   .string()
   .refine((s) => !Number.isNaN(instantMillis(s)), 'expected a date (YYYY-MM-DD) or an ISO 8601 date-time')
@@ -32,8 +37,8 @@ const VariableName = z.string().min(1).max(100);
 
 export const InputSerie = z
   .strictObject({
-    target: z.array(TargetValue).min(1),
-    index: z.array(Timestamp).min(1),
+    target: bulkArray(TargetValue, isFiniteNumber, 1),
+    index: bulkArray(Timestamp, isTimestamp, 1),
     hist_variables: z.record(VariableName, z.array(CovariateValue)).default({}),
     future_variables_index: z.array(Timestamp).default([]),
     future_variables: z.record(VariableName, z.array(CovariateValue)).default({}),

@@ -26,6 +26,10 @@ test('the document is generated from the validating schemas', async () => {
   expect(request.properties.horizon).toMatchObject({ minimum: 1, maximum: 10000 });
   expect(request.additionalProperties).toBe(false);
   expect(request.properties.freq.enum).toHaveLength(12);
+  // The bulk arrays (engine/bulk-array.ts) document their element schemas like any array.
+  const serie = doc.components.schemas.InputSerie.properties;
+  expect(serie.target).toMatchObject({ type: 'array', minItems: 1, items: { anyOf: [{ type: 'number' }, { type: 'string', pattern: expect.any(String) }] } });
+  expect(serie.index).toMatchObject({ type: 'array', minItems: 1, items: { type: 'string', example: '2024-01-31' } });
   const model = doc.paths['/forecast'].post.parameters.find((p: { name: string }) => p.name === 'model');
   expect(model.schema.$ref ?? model.schema.enum).toBeDefined();
   expect(doc.components.schemas.ModelName.enum).toEqual(MODEL_NAMES);

@@ -13,7 +13,7 @@ const drain = (q: DeadlineTaskQueue) => {
 test('a small interactive request starts before the queued batches of a large one and of a job', () => {
   let now = 0;
   const q = new DeadlineTaskQueue(() => now);
-  for (let k = 0; k < 4; k++) q.push(task(`big-${k}`, { lane: 'interactive', requestSize: 4_000 }));
+  for (let k = 0; k < 4; k++) q.push(task(`big-${k}`, { lane: 'interactive', requestSize: 400 }));
   for (let k = 0; k < 2; k++) q.push(task(`job-${k}`, { lane: 'background', requestSize: 64 }));
   now = 500;
   q.push(task('small', { lane: 'interactive', requestSize: 1 }));
