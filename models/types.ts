@@ -62,6 +62,13 @@ export interface ForecastTask {
  * A series that informs a global model without being forecast (`only_as_context`), whole: a
  * global model backtesting at a creation date must use only the part up to that date's time.
  */
+/**
+ * When a task's forecast is made: the time of its last history step (NaN without times). Models
+ * that forecast tasks jointly join only tasks of one creation time, so that in a backtest no
+ * forecast learns from another series' values after its own creation date.
+ */
+export const creationTime = (task: ForecastTask): number => task.times?.[task.history.length - 1] ?? NaN;
+
 export interface ContextSeries {
   readonly seriesIndex: number;
   readonly values: Float64Array;

@@ -17,7 +17,7 @@
  * the model's levels by monotone interpolation (quantiles.ts).
  */
 import type { ContextSeries, CovariateValue, ForecastOutput, ForecastTask, GlobalBatchOptions, GlobalModel } from '../types.ts';
-import { ModelInputError } from '../types.ts';
+import { creationTime, ModelInputError } from '../types.ts';
 import { interpolate, mapQuantiles, probabilityMass, weightedQuantiles } from './quantiles.ts';
 import { float32, int64, output, sessionFor, type Feeds } from './session.ts';
 import { requireInstalled, type Chronos2Manifest } from './store.ts';
@@ -328,9 +328,6 @@ export interface Chronos2Options {
   /** only_as_context series: with cross-learning they join the tasks as unforecast rows. */
   readonly context?: readonly ContextSeries[];
 }
-
-/** The last history step's time: tasks forecast jointly share it, so no task sees another's future. */
-const creationTime = (task: ForecastTask) => task.times?.[task.history.length - 1] ?? NaN;
 
 /** A context series up to and including `time` (all of it when times are unknown). */
 function contextUpTo(series: ContextSeries, time: number): Chronos2Input | null {

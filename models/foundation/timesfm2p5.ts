@@ -22,7 +22,7 @@
  */
 import type * as ort from 'onnxruntime-node';
 import type { ContextSeries, ForecastOutput, ForecastTask, GlobalModel } from '../types.ts';
-import { ModelInputError } from '../types.ts';
+import { creationTime, ModelInputError } from '../types.ts';
 import { mapQuantiles } from './quantiles.ts';
 import { bool, float32, output, sessionFor, type Feeds } from './session.ts';
 import { requireInstalled, type TimesFM25Manifest } from './store.ts';
@@ -303,9 +303,6 @@ function numericFuture(task: ForecastTask): Record<string, Float64Array> | null 
     ]),
   );
 }
-
-/** The last history step's time: tasks regressed together share it, so no fit sees another task's future. */
-const creationTime = (task: ForecastTask) => task.times?.[task.history.length - 1] ?? NaN;
 
 /**
  * Forecasts tasks in input order. Tasks without covariates are forecast from the target alone,

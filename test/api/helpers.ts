@@ -43,3 +43,12 @@ export function dailyRequest(extra: Record<string, unknown> = {}, serie: Record<
   const index = target.map((_, i) => `2024-01-${String(i + 1).padStart(2, '0')}`);
   return { series: [{ target, index, ...serie }], horizon: 3, freq: 'D', ...extra };
 }
+
+/** Hourly series with a daily cycle, `count` of them over one index of `length` steps. */
+export function hourlySeries(count: number, length: number) {
+  const index = Array.from({ length }, (_, t) => new Date(Date.UTC(2024, 0, 1) + t * 3_600_000).toISOString().slice(0, 19));
+  return Array.from({ length: count }, (_, k) => ({
+    target: index.map((_, t) => 100 + k + 20 * Math.sin((2 * Math.PI * t) / 24) + ((t * 7919 + k * 104729) % 13)),
+    index,
+  }));
+}

@@ -1,18 +1,10 @@
 import { expect, test } from 'vitest';
-import { AUTH, useTestServer } from './helpers.ts';
+import { AUTH, hourlySeries, useTestServer } from './helpers.ts';
 
 // One model thread, so the order in which queued batches start decides who waits (set before the
 // pool starts on the first forecast).
 process.env.MODEL_THREADS = '1';
 const server = useTestServer();
-
-function hourlySeries(count: number, length: number) {
-  const index = Array.from({ length }, (_, t) => new Date(Date.UTC(2024, 0, 1) + t * 3_600_000).toISOString().slice(0, 19));
-  return Array.from({ length: count }, (_, k) => ({
-    target: index.map((_, t) => 100 + k + 20 * Math.sin((2 * Math.PI * t) / 24) + ((t * 7919 + k * 104729) % 13)),
-    index,
-  }));
-}
 
 test('a one-series request sent while a large one fills the model thread is answered before it', async () => {
   const started = performance.now();

@@ -1,16 +1,7 @@
 import { expect, test } from 'vitest';
-import { AUTH, useTestServer } from './helpers.ts';
+import { AUTH, hourlySeries, useTestServer } from './helpers.ts';
 
 const server = useTestServer();
-
-/** Long hourly series with a daily cycle: seconds of aarima fitting each. */
-function hourlySeries(count: number, length: number) {
-  const index = Array.from({ length }, (_, t) => new Date(Date.UTC(2024, 0, 1) + t * 3_600_000).toISOString().slice(0, 19));
-  return Array.from({ length: count }, (_, k) => ({
-    target: index.map((_, t) => 100 + k + 20 * Math.sin((2 * Math.PI * t) / 24) + ((t * 7919 + k * 104729) % 13)),
-    index,
-  }));
-}
 
 test('a long model fit runs off the event loop: other requests are answered while it computes', async () => {
   let forecastDone = false;

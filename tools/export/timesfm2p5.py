@@ -202,6 +202,20 @@ def reference_cases() -> list[dict[str, Any]]:
     ]
 
 
+def compile_for(model: Any, d: Any, horizon: int, max_context: int, batch: int, **extra: Any) -> dict[str, bool]:
+    """Compiles the reference for a horizon with the README's flags; returns the flags used. The
+    reference refuses the continuous quantile head past its length; the adapter then uses the same
+    flags without it, as a caller of the reference must."""
+    import timesfm
+
+    max_horizon = math.ceil(horizon / d.output_patch_len) * d.output_patch_len
+    flags = dict(FORECAST_FLAGS)
+    if max_horizon > d.output_quantile_len:
+        flags["use_continuous_quantile_head"] = False
+    model.compile(timesfm.ForecastConfig(max_context=max_context, max_horizon=max_horizon, per_core_batch_size=batch, **extra, **flags))
+    return flags
+
+
 def xreg_cases() -> list[dict[str, Any]]:
     """Series with known-future numeric covariates (over the history and the horizon)."""
     rng = np.random.RandomState(12)
@@ -221,16 +235,11 @@ def xreg_cases() -> list[dict[str, Any]]:
 def record_xreg_cases(model: Any, d: Any, max_context: int) -> list[dict[str, Any]]:
     """`forecast_with_covariates` with the reference's defaults: xreg_mode "xreg + timesfm", targets
     normalised per input, ridge 0 (one linear fit over the whole batch, then TimesFM on the residuals)."""
-    import timesfm
-
     cases = []
     for case in xreg_cases():
         h = case["horizon"]
-        max_horizon = math.ceil(h / d.output_patch_len) * d.output_patch_len
-        flags = dict(FORECAST_FLAGS)
-        if max_horizon > d.output_quantile_len:
-            flags["use_continuous_quantile_head"] = False
-        model.compile(timesfm.ForecastConfig(max_context=max_context, max_horizon=max_horizon, per_core_batch_size=len(case["series"]), return_backcast=True, **flags))
+        # forecast_with_covariates needs the backcast of the compiled decode.
+        flags = compile_for(model, d, h, max_context, len(case["series"]), return_backcast=True)
         names = sorted(case["series"][0]["future"])
         point, quantiles = model.forecast_with_covariates(
             inputs=[s["target"] for s in case["series"]],
@@ -252,7 +261,6 @@ def record_xreg_cases(model: Any, d: Any, max_context: int) -> list[dict[str, An
 
 def record_reference(module: Any, out_dir: Path, seed: int, max_context: int) -> Path:
     """Forecasts of the reference `TimesFM_2p5.forecast` for the fixed cases."""
-    import timesfm
     from timesfm.timesfm_2p5 import timesfm_2p5_torch
 
     d = definition_of(module)
@@ -261,13 +269,7 @@ def record_reference(module: Any, out_dir: Path, seed: int, max_context: int) ->
     cases = []
     for case in reference_cases():
         h = case["horizon"]
-        max_horizon = math.ceil(h / d.output_patch_len) * d.output_patch_len
-        # The reference refuses the continuous quantile head past its length; the adapter then
-        # uses the same flags without it, as a caller of the reference must.
-        flags = dict(FORECAST_FLAGS)
-        if max_horizon > d.output_quantile_len:
-            flags["use_continuous_quantile_head"] = False
-        model.compile(timesfm.ForecastConfig(max_context=max_context, max_horizon=max_horizon, per_core_batch_size=len(case["series"]), **flags))
+        flags = compile_for(model, d, h, max_context, len(case["series"]))
         point, quantiles = model.forecast(horizon=h, inputs=[np.array(s, dtype=np.float32) for s in case["series"]])
         cases.append({
             "name": case["name"],
