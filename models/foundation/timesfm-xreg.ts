@@ -4,14 +4,16 @@
  * "xreg + timesfm", targets normalised per input, ridge 0.
  *
  * One linear model is fitted over the whole set of series (their rows stacked): each target is
- * standardised by its own mean and spread, the covariate columns by their mean and spread over
- * all context rows, an intercept is added, and the coefficients are the pseudo-inverse solution
- * (XᵀX)⁺Xᵀy. TimesFM then forecasts each series' residual (standardised target minus the fit on
+ * standardised by its own mean and spread, the numeric covariate columns by their mean and spread
+ * over all context rows, a covariate with text values is one-hot encoded as sklearn's
+ * OneHotEncoder(drop="first", handle_unknown="ignore") does (its context categories in sorted
+ * order, the first dropped; a category the context never shows is a row of zeros), an intercept
+ * is added, and the coefficients are the pseudo-inverse solution (XᵀX)⁺Xᵀy. TimesFM then forecasts each series' residual (standardised target minus the fit on
  * the context), and the fit over the horizon is added back to the point and every quantile
  * before the target's scale is restored.
  */
 import { symmetricEigen } from '../linalg.ts';
-import { ModelInputError } from '../types.ts';
+import { ModelInputError, type CovariateValue } from '../types.ts';
 
 /** The reference's tolerance below which a spread counts as zero (xreg_lib._TOL). */
 const TOLERANCE = 1e-6;
@@ -24,8 +26,8 @@ const FLOAT32_EPSILON = 2 ** -23;
 
 export interface XRegSeries {
   readonly target: Float64Array;
-  /** Each covariate over the target's steps then the horizon's. */
-  readonly future: Readonly<Record<string, Float64Array>>;
+  /** Each covariate over the target's steps then the horizon's: numbers, or categories as text. */
+  readonly future: Readonly<Record<string, ArrayLike<CovariateValue>>>;
 }
 
 export interface XRegFit {
@@ -73,39 +75,65 @@ function pseudoInverseSolve(X: Float64Array, y: Float64Array, rows: number, k: n
   return beta;
 }
 
-/** The linear fit of a set of series that share their covariate names and horizon. */
-export function fitInContextRegression(series: readonly XRegSeries[], horizon: number): XRegFit {
+/**
+ * The design matrices, row-major with the intercept in column 0: numeric covariates (name order,
+ * standardised), then each text covariate's one-hot columns (name order), as the reference's
+ * create_covariate_matrix lays them out.
+ */
+function designMatrices(series: readonly XRegSeries[], horizon: number): { train: Float64Array; test: Float64Array; k: number; trainRows: number; testRows: number } {
   const names = Object.keys(series[0].future).sort();
-  const k = names.length + 1; // the intercept first, then the covariates in name order
+  const values = (name: string, s: XRegSeries) => {
+    const v = s.future[name];
+    if (!v || v.length !== s.target.length + horizon) throw new ModelInputError(`covariate '${name}' needs ${s.target.length + horizon} values (history + horizon) in every series forecast together`);
+    return v;
+  };
+  // A covariate with any text value is categorical; its numbers, if any, count as categories too.
+  const categorical = names.filter((name) => series.some((s) => Array.from(values(name, s)).some((v) => typeof v === 'string')));
+  const numeric = names.filter((name) => !categorical.includes(name));
+  const categories = categorical.map((name) => {
+    const seen = new Set<string>();
+    for (const s of series) for (let t = 0; t < s.target.length; t++) seen.add(String(values(name, s)[t]));
+    return [...seen].sort().slice(1); // the first category is the dropped baseline
+  });
+  const k = 1 + numeric.length + categories.reduce((n, c) => n + c.length, 0);
   const trainRows = series.reduce((n, s) => n + s.target.length, 0);
   const testRows = series.length * horizon;
   const train = new Float64Array(trainRows * k);
   const test = new Float64Array(testRows * k);
+  const fill = (X: Float64Array, row: number, s: XRegSeries, t: number) => {
+    X[row * k] = 1;
+    numeric.forEach((name, c) => (X[row * k + 1 + c] = Number(values(name, s)[t])));
+    let column = 1 + numeric.length;
+    categorical.forEach((name, c) => {
+      const at = categories[c].indexOf(String(values(name, s)[t]));
+      if (at >= 0) X[row * k + column + at] = 1;
+      column += categories[c].length;
+    });
+  };
   let trainAt = 0;
   let testAt = 0;
   for (const s of series) {
     const n = s.target.length;
-    names.forEach((name, c) => {
-      const values = s.future[name];
-      if (!values || values.length !== n + horizon) throw new ModelInputError(`covariate '${name}' needs ${n + horizon} values (history + horizon) in every series forecast together`);
-      for (let t = 0; t < n; t++) train[(trainAt + t) * k + c + 1] = values[t];
-      for (let t = 0; t < horizon; t++) test[(testAt + t) * k + c + 1] = values[n + t];
-    });
+    for (let t = 0; t < n; t++) fill(train, trainAt + t, s, t);
+    for (let t = 0; t < horizon; t++) fill(test, testAt + t, s, n + t);
     trainAt += n;
     testAt += horizon;
   }
-  // Covariates standardised over every context row; the intercept column stays 1.
-  for (let c = 1; c < k; c++) {
+  // Numeric covariates standardised over every context row.
+  for (let c = 1; c <= numeric.length; c++) {
     const { mean, scale } = meanAndScale(train, 0, trainRows, k, c);
     for (let r = 0; r < trainRows; r++) train[r * k + c] = (train[r * k + c] - mean) / scale;
     for (let r = 0; r < testRows; r++) test[r * k + c] = (test[r * k + c] - mean) / scale;
   }
-  for (let r = 0; r < trainRows; r++) train[r * k] = 1;
-  for (let r = 0; r < testRows; r++) test[r * k] = 1;
+  return { train, test, k, trainRows, testRows };
+}
 
+/** The linear fit of a set of series that share their covariate names and horizon. */
+export function fitInContextRegression(series: readonly XRegSeries[], horizon: number): XRegFit {
+  const { train, test, k, trainRows } = designMatrices(series, horizon);
   const scales = series.map((s) => meanAndScale(s.target));
   const y = new Float64Array(trainRows);
-  trainAt = 0;
+  let trainAt = 0;
   series.forEach((s, i) => {
     for (let t = 0; t < s.target.length; t++) y[trainAt + t] = (s.target[t] - scales[i].mean) / scales[i].scale;
     trainAt += s.target.length;
@@ -120,7 +148,7 @@ export function fitInContextRegression(series: readonly XRegSeries[], horizon: n
   const residuals: Float64Array[] = [];
   const horizonFit: Float64Array[] = [];
   trainAt = 0;
-  testAt = 0;
+  let testAt = 0;
   for (const s of series) {
     const n = s.target.length;
     residuals.push(Float64Array.from({ length: n }, (_, t) => y[trainAt + t] - fitted(train, trainAt + t)));

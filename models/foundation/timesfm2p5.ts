@@ -21,7 +21,7 @@
  * the median, as the reference returns it.
  */
 import type * as ort from 'onnxruntime-node';
-import type { ContextSeries, ForecastOutput, ForecastTask, GlobalModel } from '../types.ts';
+import type { ContextSeries, CovariateValue, ForecastOutput, ForecastTask, GlobalModel } from '../types.ts';
 import { creationTime, ModelInputError } from '../types.ts';
 import { mapQuantiles } from './quantiles.ts';
 import { bool, float32, output, sessionFor, type Feeds } from './session.ts';
@@ -289,19 +289,10 @@ export function timesfmOutput(m: TimesFM25Manifest, f: TimesFMForecast, requeste
   return { mean: f.point, quantiles };
 }
 
-/** The known-future covariates of a task as numbers (the in-context regression is linear). */
-function numericFuture(task: ForecastTask): Record<string, Float64Array> | null {
+/** A task's known-future covariates: numbers, or categories as text (one-hot encoded by the fit). */
+function knownFuture(task: ForecastTask): Readonly<Record<string, readonly CovariateValue[]>> | null {
   const future = task.covariates?.future ?? {};
-  if (Object.keys(future).length === 0) return null;
-  return Object.fromEntries(
-    Object.entries(future).map(([name, values]) => [
-      name,
-      Float64Array.from(values, (v) => {
-        if (typeof v !== 'number') throw new ModelInputError(`timesfm-2p5 takes numeric covariates only; '${name}' has the string value '${v}'`);
-        return v;
-      }),
-    ]),
-  );
+  return Object.keys(future).length === 0 ? null : future;
 }
 
 /**
@@ -312,12 +303,12 @@ function numericFuture(task: ForecastTask): Record<string, Float64Array> | null 
  */
 export async function forecastTimesFM25(run: TimesFMRunner, m: TimesFM25Manifest, tasks: readonly ForecastTask[], batchSize = 256): Promise<ForecastOutput[]> {
   const out: ForecastOutput[] = new Array(tasks.length);
-  const sets = new Map<string, { horizon: number; indices: number[]; future: (Record<string, Float64Array> | null)[] }>();
+  const sets = new Map<string, { horizon: number; indices: number[]; future: (Readonly<Record<string, readonly CovariateValue[]>> | null)[] }>();
   tasks.forEach((t, i) => {
     if (t.covariates && (Object.keys(t.covariates.hist).length > 0 || Object.keys(t.covariates.static).length > 0)) {
       throw new ModelInputError('timesfm-2p5 takes known-future covariates only (its in-context regression), not historical or static ones');
     }
-    const future = numericFuture(t);
+    const future = knownFuture(t);
     const key = future ? `${t.horizon}@${creationTime(t)}@${JSON.stringify(Object.keys(future).sort())}` : String(t.horizon);
     const set = sets.get(key) ?? { horizon: t.horizon, indices: [], future: [] };
     set.indices.push(i);

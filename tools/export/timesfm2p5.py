@@ -229,6 +229,17 @@ def xreg_cases() -> list[dict[str, Any]]:
             target = (50 + 2.5 * price[:n] + 8 * promo[:n] + rng.normal(0, 1, n) + 0.1 * t[:n]).astype(np.float32)
             series.append({"target": target, "future": {"price": price, "promo": promo}})
         out.append({"name": name, "horizon": horizon, "series": series})
+    # Categorical covariates, one-hot encoded by the reference (sklearn, first category dropped,
+    # categories unseen in the context ignored): a day type with a level the context never shows.
+    series = []
+    for n in (45, 70):
+        t = np.arange(n + 12)
+        day = np.array(["weekday", "weekend", "holiday"], dtype=object)[np.where(t % 7 >= 5, 1, 0)]
+        day[n + 3] = "strike"  # only in the horizon: ignored, as an all-zero row
+        price = (10 + np.cos(2 * np.pi * t / 9) * 2 + rng.normal(0, 0.2, n + 12)).astype(np.float32)
+        target = (30 + 1.5 * price[:n] + 12 * (day[:n] == "weekend") + rng.normal(0, 1, n)).astype(np.float32)
+        series.append({"target": target, "future": {"price": price}, "categorical": {"day": day}})
+    out.append({"name": "xreg_categorical", "horizon": 12, "series": series})
     return out
 
 
@@ -241,16 +252,24 @@ def record_xreg_cases(model: Any, d: Any, max_context: int) -> list[dict[str, An
         # forecast_with_covariates needs the backcast of the compiled decode.
         flags = compile_for(model, d, h, max_context, len(case["series"]), return_backcast=True)
         names = sorted(case["series"][0]["future"])
+        categorical = sorted(case["series"][0].get("categorical", {}))
         point, quantiles = model.forecast_with_covariates(
             inputs=[s["target"] for s in case["series"]],
             dynamic_numerical_covariates={k: [s["future"][k] for s in case["series"]] for k in names},
+            dynamic_categorical_covariates={k: [list(s["categorical"][k]) for s in case["series"]] for k in categorical} or None,
         )
         cases.append({
             "name": case["name"],
             "horizon": h,
             "flags": flags,
             "xreg": {"mode": "xreg + timesfm", "normalize_xreg_target_per_input": True, "ridge": 0.0},
-            "series": [{"target": to_json_array(s["target"]), "future": {k: to_json_array(v) for k, v in s["future"].items()}} for s in case["series"]],
+            "series": [
+                {
+                    "target": to_json_array(s["target"]),
+                    "future": {**{k: to_json_array(v) for k, v in s["future"].items()}, **{k: list(v) for k, v in s.get("categorical", {}).items()}},
+                }
+                for s in case["series"]
+            ],
             "expected": {
                 "point": [to_json_array(np.asarray(p)) for p in point],
                 "quantiles": [to_json_array(np.asarray(q).T) for q in quantiles],

@@ -2,7 +2,7 @@ import * as ort from 'onnxruntime-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fillMissing, forecastTimesFM25, predictTimesFM25, predictTimesFM25WithCovariates, type TimesFMRunner } from '../../../models/foundation/timesfm2p5.ts';
 import { requireInstalled, type TimesFM25Manifest } from '../../../models/foundation/store.ts';
-import { ModelInputError, type ForecastTask, type TaskCovariates } from '../../../models/types.ts';
+import { ModelInputError, type CovariateValue, type ForecastTask, type TaskCovariates } from '../../../models/types.ts';
 import { Agreement, FIXTURES_DIR, level, readReference, toFloat64, type JsonSeries } from './reference.ts';
 
 interface Reference {
@@ -12,7 +12,8 @@ interface Reference {
     flags: Record<string, boolean>;
     /** Set for forecast_with_covariates cases. */
     xreg?: { mode: string; normalize_xreg_target_per_input: boolean; ridge: number };
-    series: { target: JsonSeries; future?: Record<string, JsonSeries> }[];
+    /** Known-future covariates: numbers, or categories as text. */
+    series: { target: JsonSeries; future?: Record<string, JsonSeries | string[]> }[];
     expected: { point: JsonSeries[]; quantiles: JsonSeries[][] };
   }[];
 }
@@ -32,13 +33,17 @@ beforeAll(async () => {
 });
 afterAll(async () => session?.release());
 
+/** A case's covariates as tasks carry them: numbers (null as NaN) or categories as text. */
+const covariateValues = (future: Record<string, JsonSeries | string[]>): Record<string, CovariateValue[]> =>
+  Object.fromEntries(Object.entries(future).map(([k, v]) => [k, v.map((x) => (x === null ? NaN : x))]));
+
 /** The series' level after the reference's own filling of missing values (all missing: 0). */
 const floorOf = (history: Float64Array) => level(fillMissing(history));
 
 describe('timesfm-2p5 adapter against TimesFM_2p5.forecast (tiny fixture, fixed random weights)', () => {
   it('has a fixture that covers missing values, short histories, roll-out and horizons past the quantile head', () => {
     const byName = new Map(reference.cases.map((c) => [c.name, c]));
-    for (const name of ['missing_values', 'short_histories', 'long_horizon', 'beyond_quantile_head', 'constant', 'xreg', 'xreg_long_horizon']) expect(byName.has(name)).toBe(true);
+    for (const name of ['missing_values', 'short_histories', 'long_horizon', 'beyond_quantile_head', 'constant', 'xreg', 'xreg_long_horizon', 'xreg_categorical']) expect(byName.has(name)).toBe(true);
     expect(byName.get('long_horizon')!.horizon).toBeGreaterThan(2 * manifest.output_patch_len);
     expect(byName.get('beyond_quantile_head')!.horizon).toBeGreaterThan(manifest.output_quantile_len);
     expect(byName.get('beyond_quantile_head')!.flags.use_continuous_quantile_head).toBe(false);
@@ -48,7 +53,7 @@ describe('timesfm-2p5 adapter against TimesFM_2p5.forecast (tiny fixture, fixed 
     it(`${c.name}: point forecast and the ten output channels within ${TOLERANCE} relative error`, async () => {
       const histories = c.series.map((s) => toFloat64(s.target));
       const forecasts = c.xreg
-        ? await predictTimesFM25WithCovariates(run, manifest, c.series.map((s, i) => ({ target: histories[i], future: Object.fromEntries(Object.entries(s.future!).map(([k, v]) => [k, toFloat64(v)])) })), c.horizon)
+        ? await predictTimesFM25WithCovariates(run, manifest, c.series.map((s, i) => ({ target: histories[i], future: covariateValues(s.future!) })), c.horizon)
         : await predictTimesFM25(run, manifest, histories, c.horizon);
       const agreement = new Agreement();
       forecasts.forEach((f, i) => {
@@ -84,7 +89,7 @@ describe('timesfm-2p5 adapter against TimesFM_2p5.forecast (tiny fixture, fixed 
     expect(agreement.worst, agreement.where).toBeLessThan(TOLERANCE);
   });
 
-  it('takes known-future covariates through the regression, per creation time, and refuses other kinds rather than dropping them', async () => {
+  it('takes known-future covariates through the regression, per creation time, and refuses historical and static ones rather than dropping them', async () => {
     const c = reference.cases.find((x) => x.name === 'xreg')!;
     const HOUR = 3_600_000;
     const tasks: ForecastTask[] = c.series.map((s) => {
@@ -96,7 +101,7 @@ describe('timesfm-2p5 adapter against TimesFM_2p5.forecast (tiny fixture, fixed 
         seasonLength: 1,
         // Every series ends at the same hour: one fit over all of them, as in the reference case.
         times: Float64Array.from({ length: history.length + c.horizon }, (_, t) => (t - history.length + 1) * HOUR),
-        covariates: { hist: {}, future: Object.fromEntries(Object.entries(s.future!).map(([k, v]) => [k, Array.from(toFloat64(v))])), static: {} },
+        covariates: { hist: {}, future: covariateValues(s.future!), static: {} },
       };
     });
     const outputs = await forecastTimesFM25(run, manifest, tasks);
@@ -115,7 +120,7 @@ describe('timesfm-2p5 adapter against TimesFM_2p5.forecast (tiny fixture, fixed 
     expect(Array.from(alone.mean)).not.toEqual(Array.from(outputs[0].mean));
 
     const plain: ForecastTask = { history: Float64Array.of(1, 2, 3), horizon: 2, quantiles: [0.5], seasonLength: 1 };
-    const refused: TaskCovariates[] = [{ hist: { x: [1, 2, 3] }, future: {}, static: {} }, { hist: {}, future: {}, static: { size: 3 } }, { hist: {}, future: { x: ['a', 'b', 'c', 'd', 'e'] }, static: {} }];
+    const refused: TaskCovariates[] = [{ hist: { x: [1, 2, 3] }, future: {}, static: {} }, { hist: {}, future: {}, static: { size: 3 } }];
     for (const covariates of refused) {
       await expect(forecastTimesFM25(run, manifest, [{ ...plain, covariates }])).rejects.toBeInstanceOf(ModelInputError);
     }
