@@ -1,6 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { floatSourcesDir } from '../engine/covariates/float-sources.ts';
+import { modelsDir } from '../models/foundation/store.ts';
 
 /** Service configuration, read once from the environment (documented in the README). */
 export interface Config {
@@ -81,7 +82,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: integer(env, 'PORT', 8080),
     host: env.HOST || '0.0.0.0',
     dataDir: path.resolve(env.DATA_DIR || './data'),
-    modelsDir: path.resolve(env.MODELS_DIR || path.join(env.DATA_DIR || './data', 'models')),
+    modelsDir: modelsDir(env),
     envKeys: parseApiKeys(env.FORECAST_API_KEYS),
     // The machine-readable reference names t0-beta as the default model (README, Decisions).
     defaultModel: env.DEFAULT_MODEL || 't0-beta',
