@@ -62,11 +62,12 @@ const ENTRIES: ModelEntry[] = [
     installed: installedFoundation('chronos-2'),
   },
   {
-    // Known-future covariates (the reference's table: future only), numeric or categorical (text),
-    // caller-supplied or generated, through the reference's in-context regression
-    // (models/foundation/timesfm-xreg.ts).
+    // Known-future covariates (the reference's table: future only), caller-supplied or generated,
+    // through the model's in-context regression (models/foundation/timesfm-xreg.ts). Numeric only:
+    // the API reference gives string covariates to tabpfn-ts and svc-global alone, although the
+    // regression, like TimesFM's own, could one-hot encode them.
     name: 'timesfm-2p5',
-    capabilities: foundation(['future', 'generated', 'string'], 'covariates'),
+    capabilities: foundation(['future', 'generated'], 'covariates'),
     loadGlobal: async () => (await import('./foundation/timesfm2p5.ts')).timesfm25Model(),
     installed: installedFoundation('timesfm-2p5'),
   },

@@ -132,12 +132,11 @@ describe('covariates', () => {
     expect(res.json().series[0][0].prediction.mean).not.toEqual(without.series[0][0].prediction.mean);
     const generated = await post('timesfm-2p5', request({ covariates: [{ type: 'temporal_features', config: { components: ['hour'] } }] }));
     expect(generated.statusCode, generated.body).toBe(200);
-    // Text values are categories, one-hot encoded by the regression.
+    // Text values are refused, as the API reference gives string covariates to tabpfn-ts and svc-global only.
     const shift = (n: number) => future(n).map((v) => (v ? 'day' : 'night'));
-    const categorical = await post('timesfm-2p5', request({ series: plain.series.map((s) => ({ ...s, future_variables: { shift: shift(s.target.length) } })) }));
-    expect(categorical.statusCode, categorical.body).toBe(200);
-    // Two categories span what the 0/1 numbers span: the same fit, up to rounding.
-    expectClose(categorical.json().series[0][0].prediction.mean, res.json().series[0][0].prediction.mean, plain.series[0].target);
+    const text = await post('timesfm-2p5', request({ series: plain.series.map((s) => ({ ...s, future_variables: { shift: shift(s.target.length) } })) }));
+    expect(text.statusCode).toBe(422);
+    expect(text.json().errors[0].path).toBe('body.series[0].future_variables.shift');
   });
 
   test('chronos-2 refuses static variables; timesfm-2p5 refuses historical ones; nothing is dropped', async () => {
