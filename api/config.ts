@@ -49,6 +49,8 @@ export interface Config {
     dataRoot: string | null;
     /** Object-store URL schemes DuckDB may read for locator sources; empty refuses them. */
     objectStores: string[];
+    /** DuckDB's memory limit for the schema logic (`2GB`); beyond it DuckDB spills to DATA_DIR. Null: DuckDB's default, 80% of RAM. */
+    duckdbMemoryLimit: string | null;
   };
 }
 
@@ -109,6 +111,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         .split(',')
         .map((s) => s.trim().toLowerCase())
         .filter(Boolean),
+      duckdbMemoryLimit: env.BETA_DUCKDB_MEMORY_LIMIT || null,
     },
   };
 }

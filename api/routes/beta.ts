@@ -19,6 +19,7 @@ export interface BetaRouteOptions {
   dataDir: string;
   maxUploadBytes: number;
   locator: LocatorConfig;
+  duckdbMemoryLimit: string | null;
 }
 
 /** Query string of 4.6: `model` is required on every beta call (no server default). */
@@ -44,7 +45,7 @@ export async function betaRoutes(app: FastifyInstance, opts: BetaRouteOptions): 
   // files in a directory of its own, and only clearly abandoned uploads are swept at start-up.
   await removeStaleUploads(opts.dataDir);
   const spill = path.join(opts.dataDir, 'beta-duckdb-tmp', `${os.hostname()}-${process.pid}`);
-  const db = await openBetaDatabase({ tempDirectory: spill });
+  const db = await openBetaDatabase({ tempDirectory: spill, memoryLimit: opts.duckdbMemoryLimit });
   app.addHook('onClose', async () => {
     db.closeSync();
     fs.rmSync(spill, { recursive: true, force: true });

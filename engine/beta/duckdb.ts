@@ -1,15 +1,17 @@
 import fs from 'node:fs';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { RequestError } from '../errors.ts';
 
 /**
  * The DuckDB database the beta schema logic runs in: in memory, spilling to `tempDirectory`
  * when a large upload does not fit. Every request works on its own connection with TEMP
  * objects, so requests never see each other's tables and closing the connection drops them.
  */
-export async function openBetaDatabase(options: { tempDirectory: string }): Promise<DuckDBInstance> {
+export async function openBetaDatabase(options: { tempDirectory: string; memoryLimit?: string | null }): Promise<DuckDBInstance> {
   fs.mkdirSync(options.tempDirectory, { recursive: true });
   const db = await DuckDBInstance.create(':memory:', {
     temp_directory: options.tempDirectory,
+    ...(options.memoryLimit ? { memory_limit: options.memoryLimit } : {}),
     // The server may have no internet; object-store support is loaded only when configured.
     autoinstall_known_extensions: 'false',
   });
@@ -26,6 +28,20 @@ export async function withConnection<T>(db: DuckDBInstance, work: (c: DuckDBConn
   } finally {
     connection.closeSync();
   }
+}
+
+/**
+ * DuckDB's refusal when a statement needs more memory than its limit even with spilling: the
+ * upload is too large for this server's setting, not a fault of the service.
+ */
+export function asMemoryRefusal(error: unknown): RequestError | null {
+  const message = error instanceof Error ? error.message : String(error);
+  if (!/^Out of Memory Error/i.test(message)) return null;
+  return new RequestError(
+    503,
+    'insufficient_memory',
+    `the upload needs more working memory than DuckDB may use on this server (${message.split('\n')[0]}); send less data per request, or raise BETA_DUCKDB_MEMORY_LIMIT`,
+  );
 }
 
 /** A column or table name as a quoted SQL identifier. */

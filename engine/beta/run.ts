@@ -9,7 +9,7 @@ import { DEFAULT_QUANTILES } from '../request-schema.ts';
 import { runLocalTasks } from '../worker-pool.ts';
 import { resolveCutoffs } from './cutoffs.ts';
 import { addDuration, duration, isoDuration, isoTimestamp, seasonLengthFor, stepsBetween, wholeSteps } from './duration.ts';
-import { withConnection } from './duckdb.ts';
+import { asMemoryRefusal, withConnection } from './duckdb.ts';
 import { prepareSeries, type PreparedData, type PreparedSeries } from './prepare.ts';
 import { inputColumns, type BetaQuery } from './query-schema.ts';
 import { summariseRoles } from './query-rules.ts';
@@ -70,7 +70,9 @@ const seriesName = (prepared: PreparedData, s: PreparedSeries) => prepared.ident
 export async function runBetaForecast(db: DuckDBInstance, query: BetaQuery, modelName: string, sources: BetaSources): Promise<{ body: BetaResponse; timings: BetaTimings; series: number }> {
   const model = checkBetaQueryAgainstModel(query, modelName);
   const t0 = performance.now();
-  const prepared = await withConnection(db, (c) => prepareSeries(c, query, sources));
+  const prepared = await withConnection(db, (c) => prepareSeries(c, query, sources)).catch((error: unknown) => {
+    throw asMemoryRefusal(error) ?? error;
+  });
   const t1 = performance.now();
 
   const { freq } = prepared;

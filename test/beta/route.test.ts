@@ -314,6 +314,25 @@ describe('the upload size limit and temporary files', () => {
     expect(fs.readdirSync(path.join(config.dataDir, 'beta-uploads'))).toEqual([]);
   });
 
+  test('an upload that needs more memory than BETA_DUCKDB_MEMORY_LIMIT is a 503 saying so, not a server error', async () => {
+    // 400 series x 800 hours: its aggregation needs more than DuckDB is given here, spilling included.
+    const large = await writeParquet(
+      path.join(dir, 'large.parquet'),
+      `SELECT TIMESTAMP '2024-01-01' + to_hours(h) AS ts, 's' || s AS store, (h * 7 + s) % 13 + 1.0 AS sales FROM range(800) a(h), range(400) b(s)`,
+    );
+    const tight = await buildServer({ ...config, beta: { ...config.beta, duckdbMemoryLimit: '4MB' } });
+    try {
+      const query = { input: { source: { uri: 'inline://sales' }, schema: { ts: { kind: 'time', frequency: '1h' }, store: 'identifier', sales: { kind: 'target', aggregate: 'sum' } } }, prediction_length: '2h' };
+      const res = await postBeta(tight, [queryPart(query), filePart('sales', large)]);
+      expect(res.statusCode, res.body).toBe(503);
+      expect(res.json()).toMatchObject({ code: 'insufficient_memory', detail: expect.stringMatching(/BETA_DUCKDB_MEMORY_LIMIT/) });
+      // The same upload within DuckDB's default limit is forecast.
+      expect((await postBeta(app, [queryPart(query), filePart('sales', large)])).statusCode).toBe(200);
+    } finally {
+      await tight.close();
+    }
+  });
+
   test('part files are removed after a success and after a failure', async () => {
     const uploads = path.join(config.dataDir, 'beta-uploads');
     expect((await postBeta(app, [queryPart(retailQuery()), filePart('sales', retail)])).statusCode).toBe(200);
