@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { floatSourcesDir } from '../engine/covariates/float-sources.ts';
@@ -51,7 +52,18 @@ export interface Config {
     objectStores: string[];
     /** DuckDB's memory limit for the schema logic (`2GB`); beyond it DuckDB spills to DATA_DIR. Null: DuckDB's default, 80% of RAM. */
     duckdbMemoryLimit: string | null;
+    /** BETA_DUCKDB_INIT: a SQL file run when the beta database opens (object-store secrets and settings). */
+    duckdbInitSql: string | null;
   };
+}
+
+/** The text of a file named by a setting; a file that cannot be read stops the start with its name. */
+function readSetting(name: string, file: string): string {
+  try {
+    return fs.readFileSync(path.resolve(file), 'utf8');
+  } catch (error) {
+    throw new Error(`${name}=${file} cannot be read: ${(error as Error).message}`);
+  }
 }
 
 /** Where set-up (scripts/ensure-temporal-cli.sh) caches the Temporal CLI, outside the repo. */
@@ -112,6 +124,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         .map((s) => s.trim().toLowerCase())
         .filter(Boolean),
       duckdbMemoryLimit: env.BETA_DUCKDB_MEMORY_LIMIT || null,
+      duckdbInitSql: env.BETA_DUCKDB_INIT ? readSetting('BETA_DUCKDB_INIT', env.BETA_DUCKDB_INIT) : null,
     },
   };
 }

@@ -20,6 +20,7 @@ export interface BetaRouteOptions {
   maxUploadBytes: number;
   locator: LocatorConfig;
   duckdbMemoryLimit: string | null;
+  duckdbInitSql: string | null;
 }
 
 /** Query string of 4.6: `model` is required on every beta call (no server default). */
@@ -45,7 +46,7 @@ export async function betaRoutes(app: FastifyInstance, opts: BetaRouteOptions): 
   // files in a directory of its own, and only clearly abandoned uploads are swept at start-up.
   await removeStaleUploads(opts.dataDir);
   const spill = path.join(opts.dataDir, 'beta-duckdb-tmp', `${os.hostname()}-${process.pid}`);
-  const db = await openBetaDatabase({ tempDirectory: spill, memoryLimit: opts.duckdbMemoryLimit });
+  const db = await openBetaDatabase({ tempDirectory: spill, memoryLimit: opts.duckdbMemoryLimit, initSql: opts.duckdbInitSql });
   app.addHook('onClose', async () => {
     db.closeSync();
     fs.rmSync(spill, { recursive: true, force: true });

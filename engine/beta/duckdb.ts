@@ -7,7 +7,17 @@ import { RequestError } from '../errors.ts';
  * when a large upload does not fit. Every request works on its own connection with TEMP
  * objects, so requests never see each other's tables and closing the connection drops them.
  */
-export async function openBetaDatabase(options: { tempDirectory: string; memoryLimit?: string | null }): Promise<DuckDBInstance> {
+export interface BetaDatabaseOptions {
+  tempDirectory: string;
+  memoryLimit?: string | null;
+  /**
+   * SQL run once when the database opens: how an operator configures DuckDB for object stores
+   * (`CREATE SECRET (TYPE s3, KEY_ID ..., SECRET ..., REGION ...)`, endpoints, `SET` options).
+   */
+  initSql?: string | null;
+}
+
+export async function openBetaDatabase(options: BetaDatabaseOptions): Promise<DuckDBInstance> {
   fs.mkdirSync(options.tempDirectory, { recursive: true });
   const db = await DuckDBInstance.create(':memory:', {
     temp_directory: options.tempDirectory,
@@ -18,6 +28,13 @@ export async function openBetaDatabase(options: { tempDirectory: string; memoryL
   // Every time is UTC: naive timestamps are read as UTC, zoned ones converted to it. (Set once
   // the built-in ICU extension is loaded; as a creation option it is refused.)
   await withConnection(db, (c) => c.run("SET GLOBAL TimeZone = 'UTC'"));
+  if (options.initSql) {
+    const sql = options.initSql;
+    await withConnection(db, (c) => c.run(sql)).catch((error: unknown) => {
+      db.closeSync();
+      throw new Error(`BETA_DUCKDB_INIT failed in DuckDB: ${error instanceof Error ? error.message : String(error)}`);
+    });
+  }
   return db;
 }
 

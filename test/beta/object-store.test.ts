@@ -18,14 +18,17 @@ import { filePart, postBeta, queryPart, tempDir, writeParquet } from './helpers.
 
 const dir = tempDir('beta-object-store-');
 let app: FastifyInstance;
+let s3App: FastifyInstance;
 let store: http.Server;
 let base: string;
 const requests: string[] = [];
+const authorizations: string[] = [];
 
 /** Serves the files of `dir` with HEAD and byte-range GET, as an object store's HTTP API does. */
 function objectStore(root: string): http.Server {
   return http.createServer((req, res) => {
     requests.push(`${req.method} ${req.url}`);
+    if (req.headers.authorization) authorizations.push(req.headers.authorization);
     const file = path.join(root, decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname));
     if (!file.startsWith(root) || !fs.existsSync(file)) {
       res.writeHead(404).end('no such object');
@@ -60,9 +63,15 @@ beforeAll(async () => {
   base = `http://127.0.0.1:${(store.address() as AddressInfo).port}`;
   const config = testConfig();
   app = await buildServer({ ...config, beta: { ...config.beta, objectStores: ['http'] } });
+  // s3:// as an operator configures it: a DuckDB secret in BETA_DUCKDB_INIT, here pointing at the
+  // local store with path-style URLs (the bucket is the first path segment).
+  const { port } = store.address() as AddressInfo;
+  const initSql = `CREATE SECRET store (TYPE s3, KEY_ID 'test-key', SECRET 'test-secret', REGION 'us-east-1', ENDPOINT '127.0.0.1:${port}', URL_STYLE 'path', USE_SSL false);`;
+  s3App = await buildServer({ ...config, beta: { ...config.beta, objectStores: ['s3'], duckdbInitSql: initSql } });
 });
 afterAll(async () => {
   await app?.close();
+  await s3App?.close();
   await closeWorkerPool();
   await new Promise((resolve) => store?.close(resolve));
 });
@@ -87,6 +96,20 @@ describe('object-store locators (http:// through httpfs)', () => {
     expect(res.json().detail).toContain(`${base}/missing.parquet`);
   });
 
+  test('s3:// with the credentials and endpoint of BETA_DUCKDB_INIT: the store gets signed ranged reads', async () => {
+    fs.mkdirSync(path.join(dir, 'bucket'), { recursive: true });
+    fs.copyFileSync(path.join(dir, 'sales.parquet'), path.join(dir, 'bucket', 'sales.parquet'));
+    requests.length = 0;
+    authorizations.length = 0;
+    const located = await postBeta(s3App, [queryPart(query('s3://bucket/sales.parquet'))], 'aets');
+    expect(located.statusCode, located.body).toBe(200);
+    expect(requests.some((r) => r.startsWith('GET /bucket/sales.parquet'))).toBe(true);
+    // DuckDB signed its requests with the configured key (AWS Signature Version 4).
+    expect(authorizations.some((a) => a.startsWith('AWS4-HMAC-SHA256 Credential=test-key/'))).toBe(true);
+    const uploaded = await postBeta(app, [queryPart(query({ uri: 'inline://sales' })), filePart('sales', path.join(dir, 'sales.parquet'))], 'aets');
+    expect(BetaResponse.parse(located.json()).data).toEqual(BetaResponse.parse(uploaded.json()).data);
+  });
+
   test('schemes the server does not enable are refused before anything is read', async () => {
     requests.length = 0;
     const res = await postBeta(app, [queryPart(query(`s3://bucket/sales.parquet`))]);
@@ -94,4 +117,9 @@ describe('object-store locators (http:// through httpfs)', () => {
     expect(res.json().detail).toMatch(/s3:\/\/ locators are not enabled on this server \(enabled: http\)/);
     expect(requests).toEqual([]);
   });
+});
+
+test('a BETA_DUCKDB_INIT that DuckDB refuses stops the server at start with DuckDB\'s reason', async () => {
+  const config = testConfig();
+  await expect(buildServer({ ...config, beta: { ...config.beta, duckdbInitSql: 'SET no_such_setting = 1;' } })).rejects.toThrow(/BETA_DUCKDB_INIT failed in DuckDB: .*no_such_setting/);
 });
