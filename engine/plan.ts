@@ -42,6 +42,8 @@ export function seriesAreCoupled(request: ForecastRequest, model: ModelEntry): b
       return globalBatchOptions(request).crossLearning === true;
     case 'covariates':
       return Boolean(request.covariates?.length) || request.series.some(hasCovariates);
+    case 'never':
+      return false;
   }
 }
 
@@ -117,6 +119,7 @@ export function planForecasts(request: ForecastRequest, model: ModelEntry): Plan
         quantiles,
         seasonLength,
         seriesIndex,
+        freq: request.freq,
         ...(times && { times: times.subarray(from, to + request.horizon) }),
         ...(withCovariates && { covariates: covariatesFor(s, from, to, request.horizon, generated) }),
       };

@@ -80,11 +80,23 @@ export const TimesFM25Manifest = z
   .refine((m) => m.output_patch_len % m.patch_size === 0, { message: 'output_patch_len must be a multiple of patch_size', path: ['output_patch_len'] })
   .refine((m) => m.decode_index === m.quantile_levels.indexOf(0.5) + 1, { message: 'must point at the 0.5 channel (channel 0 is the mean head)', path: ['decode_index'] });
 
+export const TimesFM2Manifest = z
+  .object({
+    ...common,
+    model: z.literal('timesfm-2'),
+    output_patch_len: z.number().int().positive(),
+  })
+  .strict()
+  .refine((m) => m.context_length % m.patch_size === 0, { message: 'context_length must be a multiple of patch_size', path: ['context_length'] })
+  .refine((m) => m.output_patch_len % m.patch_size === 0, { message: 'output_patch_len must be a multiple of patch_size', path: ['output_patch_len'] })
+  .refine((m) => m.point_output === 'mean' || m.quantile_levels.includes(0.5), { message: 'must include 0.5 (the median point forecast)', path: ['quantile_levels'] });
+
 export type Chronos2Manifest = z.output<typeof Chronos2Manifest>;
 export type TimesFM25Manifest = z.output<typeof TimesFM25Manifest>;
+export type TimesFM2Manifest = z.output<typeof TimesFM2Manifest>;
 
 /** Manifest schema of every model name that has an adapter on this server. */
-export const MANIFESTS = { 'chronos-2': Chronos2Manifest, 'timesfm-2p5': TimesFM25Manifest } as const;
+export const MANIFESTS = { 'chronos-2': Chronos2Manifest, 'timesfm-2p5': TimesFM25Manifest, 'timesfm-2': TimesFM2Manifest } as const;
 export type FoundationName = keyof typeof MANIFESTS;
 export type ManifestOf<N extends FoundationName> = z.output<(typeof MANIFESTS)[N]>;
 

@@ -276,8 +276,8 @@ export async function predictTimesFM25(run: TimesFMRunner, m: TimesFM25Manifest,
   });
 }
 
-/** The requested output: the point forecast, and the requested levels from channels 1..9. */
-export function timesfmOutput(m: TimesFM25Manifest, f: TimesFMForecast, requested: readonly number[], horizon: number): ForecastOutput {
+/** The requested output: the point forecast, and the requested levels from channels 1..9 (TimesFM 2 and 2.5). */
+export function timesfmOutput(m: { readonly quantile_levels: readonly number[] }, f: TimesFMForecast, requested: readonly number[], horizon: number): ForecastOutput {
   const quantiles = requested.map(() => new Float64Array(horizon));
   const levels = m.quantile_levels;
   const atStep = new Float64Array(levels.length);

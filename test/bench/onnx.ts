@@ -3,7 +3,7 @@
  * reference code) over M4 Hourly, 48 steps from the end of every series' training part, batched
  * against one series at a time, in the same run and the same thread.
  *
- *   npm run bench -- onnx [--models chronos-2,timesfm-2p5] [--limit N] [--repeat R] [--models-dir DIR] [--json FILE]
+ *   npm run bench -- onnx [--models chronos-2,timesfm-2p5,timesfm-2] [--limit N] [--repeat R] [--models-dir DIR] [--json FILE]
  *
  * `--models-dir` measures other installed models instead of the fixtures, e.g. base-size models
  * with random weights (`tools/export/export.py <model> --random-weights --out DIR`), whose
@@ -29,13 +29,14 @@ import * as ort from 'onnxruntime-node';
 import { loadM4 } from '../../datasets/m4.ts';
 import { forecastChronos2 } from '../../models/foundation/chronos2.ts';
 import { requireInstalled, type FoundationName, type InstalledModel } from '../../models/foundation/store.ts';
+import { forecastTimesFM2 } from '../../models/foundation/timesfm2.ts';
 import { forecastTimesFM25 } from '../../models/foundation/timesfm2p5.ts';
 import type { ForecastOutput, ForecastTask } from '../../models/types.ts';
 import { buildServer } from '../../api/server.ts';
 import { loadConfig } from '../../api/config.ts';
 import { closeWorkerPool } from '../../engine/worker-pool.ts';
 
-const USAGE = 'usage: npm run bench -- onnx [--models chronos-2,timesfm-2p5] [--limit N] [--repeat R] [--models-dir DIR] [--json FILE]';
+const USAGE = 'usage: npm run bench -- onnx [--models chronos-2,timesfm-2p5,timesfm-2] [--limit N] [--repeat R] [--models-dir DIR] [--json FILE]';
 const FIXTURES = path.resolve(new URL('../fixtures/onnx', import.meta.url).pathname);
 const QUANTILES = [0.1, 0.9, 0.4, 0.5];
 
@@ -44,6 +45,7 @@ type Runner = (tasks: readonly ForecastTask[]) => Promise<ForecastOutput[]>;
 async function runnerFor(model: InstalledModel, session: ort.InferenceSession): Promise<Runner> {
   const run = (feeds: Record<string, ort.Tensor>) => session.run(feeds);
   if (model.name === 'chronos-2') return (tasks) => forecastChronos2(run, model.manifest as InstalledModel<'chronos-2'>['manifest'], tasks);
+  if (model.name === 'timesfm-2') return (tasks) => forecastTimesFM2(run, model.manifest as InstalledModel<'timesfm-2'>['manifest'], tasks);
   return (tasks) => forecastTimesFM25(run, model.manifest as InstalledModel<'timesfm-2p5'>['manifest'], tasks);
 }
 
@@ -82,7 +84,7 @@ export async function run(args: string[]): Promise<void> {
   const { values } = parseArgs({
     args,
     options: {
-      models: { type: 'string', default: 'chronos-2,timesfm-2p5' },
+      models: { type: 'string', default: 'chronos-2,timesfm-2p5,timesfm-2' },
       limit: { type: 'string' },
       repeat: { type: 'string', default: '3' },
       json: { type: 'string' },

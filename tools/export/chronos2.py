@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from common import OPSET, clean_onnx, ensure_dir, package_versions, randomize_, series_bank, to_json_array, write_manifest, write_reference
+from common import ensure_dir, package_versions, randomize_, series_bank, to_json_array, write_manifest, save_onnx, write_reference
 
 MODEL_NAME = "chronos-2"
 # The released checkpoint's quantile levels (amazon/chronos-2 config.json).
@@ -135,13 +135,8 @@ def export(model: Any, out_dir: Path, version: str, source: str) -> Path:
     # zeroed first), which the draft records as the example's path.
     with torch.no_grad():
         program = torch.export.draft_export(wrapper, (context, group_ids, future), dynamic_shapes=dynamic)
-        onnx_program = torch.onnx.export(program, (context, group_ids, future), input_names=list(dynamic), output_names=["quantile_preds"], opset_version=OPSET, dynamo=True)
-    raw = folder / "model.raw.onnx"
-    onnx_program.save(str(raw))
-    clean_onnx(raw, folder / "model.onnx")
-    raw.unlink()
-    print(f"exported {MODEL_NAME} in {time.time() - started:.0f} s")
-    check_onnx(wrapper, folder / "model.onnx", cfg)
+    onnx_path = save_onnx(program, (context, group_ids, future), list(dynamic), ["quantile_preds"], folder, MODEL_NAME, started)
+    check_onnx(wrapper, onnx_path, cfg)
     return write_manifest(folder, {
         "model": MODEL_NAME,
         "version": version,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import time
 import os
 from importlib import metadata
 from pathlib import Path
@@ -137,3 +138,17 @@ def randomize_(module: Any, seed: int) -> None:
 def ensure_dir(path: Path) -> Path:
     os.makedirs(path, exist_ok=True)
     return path
+
+
+def save_onnx(program: Any, example: tuple[Any, ...], input_names: list[str], output_names: list[str], folder: Path, name: str, started: float) -> Path:
+    """An exported torch program as the cleaned `model.onnx` of `folder`."""
+    import torch
+
+    with torch.no_grad():
+        onnx_program = torch.onnx.export(program, example, input_names=input_names, output_names=output_names, opset_version=OPSET, dynamo=True)
+    raw = folder / "model.raw.onnx"
+    onnx_program.save(str(raw))
+    clean_onnx(raw, folder / ONNX_FILE)
+    raw.unlink()
+    print(f"exported {name} in {time.time() - started:.0f} s")
+    return folder / ONNX_FILE

@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import torch  # noqa: E402
 
-FAMILIES = ("chronos-2", "timesfm-2p5")
+FAMILIES = ("chronos-2", "timesfm-2p5", "timesfm-2")
 
 
 def main(argv: list[str]) -> None:
@@ -35,7 +35,7 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--out", required=True, type=Path, help="model directory: the model is written to OUT/<model>/")
     parser.add_argument("--version", help="version written to the manifest (default: the checkpoint's folder name, or tiny-random-seed-N)")
     parser.add_argument("--seed", type=int, default=0, help="random seed of --tiny-fixture")
-    parser.add_argument("--max-context", type=int, default=None, help="timesfm-2p5: the ForecastConfig max_context to serve with (default 1024; 64 for the fixture)")
+    parser.add_argument("--max-context", type=int, default=None, help="timesfm-2p5: the ForecastConfig max_context to serve with (default 1024); timesfm-2: the context length (default 512, at most 2048); 64 for the fixtures")
     parser.add_argument("--reference", action="store_true", help="also record the reference forecasts of the fixed cases for a real checkpoint")
     args = parser.parse_args(argv)
 
@@ -43,6 +43,8 @@ def main(argv: list[str]) -> None:
     torch.set_num_threads(max(1, torch.get_num_threads()))
     if args.model == "chronos-2":
         import chronos2 as family
+    elif args.model == "timesfm-2":
+        import timesfm2 as family
     else:
         import timesfm2p5 as family
 
@@ -59,8 +61,8 @@ def main(argv: list[str]) -> None:
         version = args.version or Path(args.checkpoint).resolve().name
         source_text = f"checkpoint {Path(args.checkpoint).resolve()}"
 
-    if args.model == "timesfm-2p5":
-        max_context = args.max_context or (64 if args.tiny_fixture else 1024)
+    if args.model in ("timesfm-2p5", "timesfm-2"):
+        max_context = args.max_context or (64 if args.tiny_fixture else 1024 if args.model == "timesfm-2p5" else 512)
         manifest = family.export(model, args.out, version, source_text, max_context)
         if args.tiny_fixture or (args.reference and not args.random_weights):
             print("reference:", family.record_reference(model, args.out, args.seed, max_context))

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from common import OPSET, clean_onnx, ensure_dir, package_versions, randomize_, series_bank, to_json_array, write_manifest, write_reference
+from common import ensure_dir, package_versions, randomize_, series_bank, to_json_array, write_manifest, save_onnx, write_reference
 
 MODEL_NAME = "timesfm-2p5"
 # The flags the reference's README compiles TimesFM 2.5 with.
@@ -131,13 +131,8 @@ def export(module: Any, out_dir: Path, version: str, source: str, max_context: i
     started = time.time()
     with torch.no_grad():
         program = torch.export.export(wrapper, (inputs, masks), dynamic_shapes=dynamic, strict=False)
-        onnx_program = torch.onnx.export(program, (inputs, masks), input_names=list(dynamic), output_names=["point_last", "quantile_spread_last"], opset_version=OPSET, dynamo=True)
-    raw = folder / "model.raw.onnx"
-    onnx_program.save(str(raw))
-    clean_onnx(raw, folder / "model.onnx")
-    raw.unlink()
-    print(f"exported {MODEL_NAME} in {time.time() - started:.0f} s")
-    check_onnx(wrapper, folder / "model.onnx", d)
+    onnx_path = save_onnx(program, (inputs, masks), list(dynamic), ["point_last", "quantile_spread_last"], folder, MODEL_NAME, started)
+    check_onnx(wrapper, onnx_path, d)
     return write_manifest(folder, {
         "model": MODEL_NAME,
         "version": version,

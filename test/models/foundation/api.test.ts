@@ -10,6 +10,7 @@ import * as ort from 'onnxruntime-node';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { forecastChronos2 } from '../../../models/foundation/chronos2.ts';
 import { requireInstalled } from '../../../models/foundation/store.ts';
+import { forecastTimesFM2 } from '../../../models/foundation/timesfm2.ts';
 import { forecastTimesFM25 } from '../../../models/foundation/timesfm2p5.ts';
 import { AUTH, testConfig } from '../../api/helpers.ts';
 import { startJobsStack, until, type JobsStack } from '../../jobs/temporal-env.ts';
@@ -39,15 +40,15 @@ const request = (extra: Record<string, unknown> = {}) => ({ series: [hourly(90),
 const post = (model: string, body: unknown) => app.inject({ method: 'POST', url: `/forecast?model=${model}`, headers: AUTH, payload: body as object });
 
 /** What the adapter gives for the request's series, run in this thread on the same model. */
-async function direct(model: 'chronos-2' | 'timesfm-2p5', body: ReturnType<typeof request>) {
+async function direct(model: 'chronos-2' | 'timesfm-2p5' | 'timesfm-2', body: ReturnType<typeof request>) {
   const installed = requireInstalled(model, FIXTURES_DIR);
   const session = await ort.InferenceSession.create(installed.onnxPath);
   const tasks = body.series.map((s) => ({ history: Float64Array.from(s.target), horizon: body.horizon, quantiles: body.quantiles, seasonLength: 24 }));
   const run = (feeds: Record<string, ort.Tensor>) => session.run(feeds);
   try {
-    return model === 'chronos-2'
-      ? await forecastChronos2(run, installed.manifest as never, tasks)
-      : await forecastTimesFM25(run, installed.manifest as never, tasks);
+    if (model === 'chronos-2') return await forecastChronos2(run, installed.manifest as never, tasks);
+    if (model === 'timesfm-2') return await forecastTimesFM2(run, installed.manifest as never, tasks);
+    return await forecastTimesFM25(run, installed.manifest as never, tasks);
   } finally {
     await session.release();
   }
@@ -65,7 +66,7 @@ function expectClose(got: number[], expected: ArrayLike<number>, target: number[
   got.forEach((g, i) => expect(Math.abs(g - expected[i])).toBeLessThanOrEqual(1e-5 * Math.max(1, level, Math.abs(expected[i]))));
 }
 
-describe.each(['chronos-2', 'timesfm-2p5'] as const)('%s installed in MODELS_DIR', (model) => {
+describe.each(['chronos-2', 'timesfm-2p5', 'timesfm-2'] as const)('%s installed in MODELS_DIR', (model) => {
   test('GET /warmup loads its session and reports the load time', async () => {
     const res = await app.inject({ method: 'GET', url: `/warmup?model=${model}`, headers: AUTH });
     expect(res.statusCode).toBe(200);

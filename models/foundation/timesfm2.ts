@@ -1,0 +1,113 @@
+/**
+ * TimesFM 2.0 on ONNX Runtime: the pre- and post-processing of the reference's
+ * `TimesFmTorch.forecast` (timesfm 1.3, PyTorch backend) and its decoder's `decode` around an
+ * exported forward of the network (tools/export/timesfm2.py), which normalises each series by its
+ * first patch with at least three observed values itself.
+ *
+ * Per series, as `forecast` prepares it: leading missing values dropped, inner and trailing ones
+ * filled by linear interpolation (the same rule as TimesFM 2.5), then the last `context_length`
+ * values, left-padded with zeros marked as padding. Per batch, as `decode` does it: each step runs
+ * the network on the last `context_length` values and appends the mean channel of the output patch
+ * (its first `output_patch_len` steps) until the horizon is covered. The point forecast is the
+ * median channel (`point_forecast_mode="median"`, the reference's default) or the mean channel;
+ * a frequency class goes with every series: 0 up to daily, 1 weekly to quarterly, 2 yearly
+ * (the reference's freq_map), 0 when the request has no frequency code (the reference's default).
+ *
+ * Output channels: 0 the mean, then the manifest's quantile levels.
+ */
+import type * as ort from 'onnxruntime-node';
+import type { ContextSeries, ForecastOutput, ForecastTask, GlobalModel } from '../types.ts';
+import { ModelInputError } from '../types.ts';
+import { float32, int64, output, sessionFor, type Feeds } from './session.ts';
+import { requireInstalled, type TimesFM2Manifest } from './store.ts';
+import { fillMissing, timesfmOutput, type TimesFMForecast } from './timesfm2p5.ts';
+
+export type TimesFM2Runner = (feeds: Feeds) => Promise<ort.InferenceSession.OnnxValueMapType>;
+
+export interface TimesFM2Input {
+  readonly history: Float64Array;
+  /** 0 high (up to daily), 1 medium (weekly to quarterly), 2 low (yearly). */
+  readonly frequencyClass: number;
+}
+
+const FREQUENCY_CLASS: Record<string, number> = { '10S': 0, min: 0, '5min': 0, '10min': 0, '15min': 0, '30min': 0, H: 0, D: 0, W: 1, M: 1, Q: 1, Y: 2 };
+
+export const frequencyClass = (freq: string | undefined): number => (freq === undefined ? 0 : (FREQUENCY_CLASS[freq] ?? 0));
+
+/** The reference's forecast for series of one horizon: [series] -> point and channels [step]. */
+export async function predictTimesFM2(run: TimesFM2Runner, m: TimesFM2Manifest, inputs: readonly TimesFM2Input[], horizon: number): Promise<TimesFMForecast[]> {
+  const C = m.context_length;
+  const O = m.output_patch_len;
+  const Q = m.quantile_levels.length + 1;
+  const rows = inputs.length;
+  const steps = Math.ceil(horizon / O);
+  // The whole timeline per row: the padded context, then the appended roll-out.
+  const width = C + steps * O;
+  const values = new Float32Array(rows * width);
+  const padding = new Float32Array(rows * width);
+  inputs.forEach(({ history }, r) => {
+    const filled = fillMissing(history);
+    const kept = filled.subarray(Math.max(0, filled.length - C));
+    const front = C - kept.length;
+    padding.fill(1, r * width, r * width + front);
+    values.set(kept, r * width + front);
+  });
+  const freq = BigInt64Array.from(inputs, (i) => BigInt(i.frequencyClass));
+  const channels = inputs.map(() => Array.from({ length: Q }, () => new Float64Array(steps * O)));
+
+  for (let step = 0; step < steps; step++) {
+    // The last C values of the timeline so far, and their padding marks.
+    const end = C + step * O;
+    const inputTs = new Float32Array(rows * C);
+    const inputPadding = new Float32Array(rows * C);
+    for (let r = 0; r < rows; r++) {
+      inputTs.set(values.subarray(r * width + end - C, r * width + end), r * C);
+      inputPadding.set(padding.subarray(r * width + end - C, r * width + end), r * C);
+    }
+    const out = await run({ input_ts: float32(inputTs, [rows, C]), input_padding: float32(inputPadding, [rows, C]), freq: int64(freq, [rows, 1]) });
+    const patch = output(out, 'outputs', [rows, O, Q]);
+    for (let r = 0; r < rows; r++) {
+      for (let t = 0; t < O; t++) {
+        for (let q = 0; q < Q; q++) channels[r][q][step * O + t] = patch[(r * O + t) * Q + q];
+        values[r * width + end + t] = patch[(r * O + t) * Q]; // the mean is fed back
+      }
+    }
+  }
+  const pointChannel = m.point_output === 'median' ? m.quantile_levels.indexOf(0.5) + 1 : 0;
+  return channels.map((perChannel) => {
+    const cut = perChannel.map((c) => c.slice(0, horizon));
+    return { point: Float64Array.from(cut[pointChannel]), channels: cut };
+  });
+}
+
+/** Forecasts tasks in input order, in batches per horizon; the target alone. */
+export async function forecastTimesFM2(run: TimesFM2Runner, m: TimesFM2Manifest, tasks: readonly ForecastTask[], batchSize = 256): Promise<ForecastOutput[]> {
+  const out: ForecastOutput[] = new Array(tasks.length);
+  const byHorizon = new Map<number, number[]>();
+  tasks.forEach((t, i) => {
+    if (t.covariates) throw new ModelInputError('timesfm-2 on this server forecasts from the target alone; its covariates are not supported yet (timesfm-2p5 takes future covariates)');
+    const same = byHorizon.get(t.horizon);
+    if (same) same.push(i);
+    else byHorizon.set(t.horizon, [i]);
+  });
+  for (const [horizon, indices] of byHorizon) {
+    for (let start = 0; start < indices.length; start += batchSize) {
+      const chunk = indices.slice(start, start + batchSize);
+      const forecasts = await predictTimesFM2(run, m, chunk.map((i) => ({ history: tasks[i].history, frequencyClass: frequencyClass(tasks[i].freq) })), horizon);
+      chunk.forEach((taskIndex, k) => (out[taskIndex] = timesfmOutput(m, forecasts[k], tasks[taskIndex].quantiles, horizon)));
+    }
+  }
+  return out;
+}
+
+/** The service's timesfm-2: the installed model (MODELS_DIR/timesfm-2), checked per batch. */
+export function timesfm2Model(): GlobalModel {
+  return {
+    name: 'timesfm-2',
+    async forecastBatch(tasks: readonly ForecastTask[], _context: readonly ContextSeries[]): Promise<ForecastOutput[]> {
+      const installed = requireInstalled('timesfm-2');
+      const session = await sessionFor(installed);
+      return forecastTimesFM2((feeds) => session.run(feeds), installed.manifest, tasks);
+    },
+  };
+}
