@@ -18,7 +18,7 @@
  */
 import type { ContextSeries, CovariateValue, ForecastOutput, ForecastTask, GlobalBatchOptions, GlobalModel } from '../types.ts';
 import { creationTime, ModelInputError } from '../types.ts';
-import { interpolate, mapQuantiles, probabilityMass, weightedQuantiles } from './quantiles.ts';
+import { interpolate, mapQuantileSteps, probabilityMass, weightedQuantiles, weightedScratch } from './quantiles.ts';
 import { float32, int64, output, sessionFor, type Feeds } from './session.ts';
 import { requireInstalled, type Chronos2Manifest } from './store.ts';
 import type * as ort from 'onnxruntime-node';
@@ -252,7 +252,7 @@ async function predictBatch(run: Chronos2Runner, manifest: Chronos2Manifest, inp
     let previous = first;
     const samples = new Float64Array(U * Q);
     const merged = new Float64Array(Q);
-    const scratch = { order: new Uint32Array(U * Q), sorted: new Float64Array(U * Q), cumulative: new Float64Array(U * Q) };
+    const scratch = weightedScratch(U * Q);
     const atLevels = new Float64Array(Q);
     const atPaths = new Float64Array(U);
     while (done < horizon) {
@@ -311,15 +311,8 @@ async function predictBatch(run: Chronos2Runner, manifest: Chronos2Manifest, inp
 /** The requested output from the native quantiles [level][step]. */
 export function chronos2Output(manifest: Chronos2Manifest, native: Float64Array[], requested: readonly number[], horizon: number): ForecastOutput {
   const levels = manifest.quantile_levels;
-  const mean = Float64Array.from(native[levels.indexOf(0.5)]);
-  const quantiles = requested.map(() => new Float64Array(horizon));
-  const atStep = new Float64Array(levels.length);
-  for (let t = 0; t < horizon; t++) {
-    for (let q = 0; q < levels.length; q++) atStep[q] = native[q][t];
-    const mapped = mapQuantiles(levels, atStep, requested);
-    requested.forEach((_, i) => (quantiles[i][t] = mapped[i]));
-  }
-  return { mean, quantiles };
+  const mean = native[levels.indexOf(0.5)].slice();
+  return { mean, quantiles: mapQuantileSteps(levels, (q) => native[q], requested, horizon) };
 }
 
 export interface Chronos2Options {

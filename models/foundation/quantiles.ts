@@ -42,9 +42,32 @@ export function interpolate(levels: ArrayLike<number>, values: ArrayLike<number>
  * flat beyond the model's first and last level. For non-crossing outputs (a trained model's) it
  * equals the reference's own interpolation.
  */
-export function mapQuantiles(levels: readonly number[], values: ArrayLike<number>, query: readonly number[]): Float64Array {
-  const sorted = Float64Array.from(values).sort();
-  return interpolate(levels, sorted, query);
+export function mapQuantiles(levels: readonly number[], values: ArrayLike<number>, query: readonly number[], out = new Float64Array(query.length)): Float64Array {
+  return interpolate(levels, increasing(values), query, out);
+}
+
+/**
+ * The requested levels of every step of a forecast: `channel(k)` holds the model's level k over
+ * the steps. One scratch row serves all steps, since adapters call this for every series and
+ * step of a batch.
+ */
+export function mapQuantileSteps(levels: readonly number[], channel: (k: number) => ArrayLike<number>, query: readonly number[], horizon: number): Float64Array[] {
+  const out = query.map(() => new Float64Array(horizon));
+  const atStep = new Float64Array(levels.length);
+  const mapped = new Float64Array(query.length);
+  const channels = levels.map((_, k) => channel(k));
+  for (let t = 0; t < horizon; t++) {
+    for (let k = 0; k < levels.length; k++) atStep[k] = channels[k][t];
+    mapQuantiles(levels, atStep, query, mapped);
+    for (let i = 0; i < query.length; i++) out[i][t] = mapped[i];
+  }
+  return out;
+}
+
+/** The values in increasing order, sorted in place; a trained model's usually are already. */
+function increasing<T extends ArrayLike<number>>(values: T): T | Float64Array {
+  for (let i = 1; i < values.length; i++) if (values[i] < values[i - 1]) return new Float64Array(values as ArrayLike<number>).sort();
+  return values;
 }
 
 /**
@@ -77,21 +100,17 @@ export function weightedQuantiles(
   weights: Float64Array,
   samples: Float64Array,
   out: Float64Array,
-  scratch: { order: Uint32Array; sorted: Float64Array; cumulative: Float64Array } = {
-    order: new Uint32Array(samples.length),
-    sorted: new Float64Array(samples.length),
-    cumulative: new Float64Array(samples.length),
-  },
+  scratch: WeightedScratch = weightedScratch(samples.length),
   run = 16,
 ): Float64Array {
   const n = samples.length;
-  const { order, sorted, cumulative } = scratch;
+  const { order, sorted, cumulative, merge } = scratch;
   let total = 0;
   for (let i = 0; i < n; i++) {
     order[i] = i;
     total += weights[i];
   }
-  sortIndices(order, samples, run);
+  sortIndices(order, samples, run, merge);
   let running = 0;
   for (let i = 0; i < n; i++) {
     sorted[i] = samples[order[i]];
@@ -102,20 +121,31 @@ export function weightedQuantiles(
   return out;
 }
 
+/** Buffers of weightedQuantiles for samples of one length, reused across the calls of a loop. */
+export interface WeightedScratch {
+  order: Uint32Array;
+  sorted: Float64Array;
+  cumulative: Float64Array;
+  merge: Uint32Array;
+}
+
+export const weightedScratch = (n: number): WeightedScratch => ({ order: new Uint32Array(n), sorted: new Float64Array(n), cumulative: new Float64Array(n), merge: new Uint32Array(n) });
+
 /**
  * Sorts indices by their values, ties by index (a stable order), in place. Insertion sort over
- * runs (linear on a sorted run) then bottom-up merges: no comparator callbacks, the hot loop of
- * the long-horizon merge.
+ * runs (linear on a sorted run) then bottom-up merges into `buffer`: the hot loop of the
+ * long-horizon merge, so the comparisons are written out rather than called.
  */
-function sortIndices(order: Uint32Array, values: Float64Array, RUN: number): void {
+function sortIndices(order: Uint32Array, values: Float64Array, RUN: number, buffer: Uint32Array): void {
   const n = order.length;
-  const less = (a: number, b: number) => values[a] < values[b] || (values[a] === values[b] && a < b);
   for (let start = 0; start < n; start += RUN) {
     const end = Math.min(start + RUN, n);
     for (let i = start + 1; i < end; i++) {
       const item = order[i];
+      const v = values[item];
       let j = i - 1;
-      while (j >= start && less(item, order[j])) {
+      // Indices within a run are increasing, so ties keep their order by stopping at equality.
+      while (j >= start && v < values[order[j]]) {
         order[j + 1] = order[j];
         j--;
       }
@@ -124,7 +154,7 @@ function sortIndices(order: Uint32Array, values: Float64Array, RUN: number): voi
   }
   if (n <= RUN) return;
   let from: Uint32Array = order;
-  let to: Uint32Array = new Uint32Array(n);
+  let to: Uint32Array = buffer;
   for (let width = RUN; width < n; width *= 2) {
     for (let lo = 0; lo < n; lo += 2 * width) {
       const mid = Math.min(lo + width, n);
@@ -132,7 +162,8 @@ function sortIndices(order: Uint32Array, values: Float64Array, RUN: number): voi
       let i = lo;
       let j = mid;
       let k = lo;
-      while (i < mid && j < hi) to[k++] = less(from[j], from[i]) ? from[j++] : from[i++];
+      // The left run holds the smaller indices: on a tie it goes first (stable).
+      while (i < mid && j < hi) to[k++] = values[from[j]] < values[from[i]] ? from[j++] : from[i++];
       while (i < mid) to[k++] = from[i++];
       while (j < hi) to[k++] = from[j++];
     }

@@ -76,7 +76,7 @@ export async function predictTimesFM2(run: TimesFM2Runner, m: TimesFM2Manifest, 
   const pointChannel = m.point_output === 'median' ? m.quantile_levels.indexOf(0.5) + 1 : 0;
   return channels.map((perChannel) => {
     const cut = perChannel.map((c) => c.slice(0, horizon));
-    return { point: Float64Array.from(cut[pointChannel]), channels: cut };
+    return { point: cut[pointChannel].slice(), channels: cut };
   });
 }
 

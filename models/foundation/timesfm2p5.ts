@@ -23,7 +23,7 @@
 import type * as ort from 'onnxruntime-node';
 import type { ContextSeries, CovariateValue, ForecastOutput, ForecastTask, GlobalModel } from '../types.ts';
 import { creationTime, ModelInputError } from '../types.ts';
-import { mapQuantiles } from './quantiles.ts';
+import { mapQuantileSteps } from './quantiles.ts';
 import { bool, float32, output, sessionFor, type Feeds } from './session.ts';
 import { requireInstalled, type TimesFM25Manifest } from './store.ts';
 import { fitInContextRegression, type XRegSeries } from './timesfm-xreg.ts';
@@ -43,9 +43,10 @@ export interface TimesFMForecast {
 
 /** timesfm_2p5_base.strip_leading_nans then linear_interpolation (np.interp, flat at the ends). */
 export function fillMissing(history: Float64Array): Float64Array {
+  if (!history.some(Number.isNaN)) return history.slice(); // the common case, in one pass
   let first = history.findIndex((v) => !Number.isNaN(v));
   if (first < 0) first = 0; // all missing: argmax of an all-false mask is 0
-  const value = Float64Array.from(history.subarray(first));
+  const value = history.slice(first);
   const known: number[] = [];
   value.forEach((v, i) => Number.isNaN(v) || known.push(i));
   if (known.length === value.length) return value;
@@ -243,8 +244,8 @@ export async function predictTimesFM25(run: TimesFMRunner, m: TimesFM25Manifest,
 
   return histories.map((_, r) => {
     const length = (steps + 1) * o;
-    const full = Float64Array.from(decoded.forecast[r]);
-    const spread = Float64Array.from(decoded.spread[r]);
+    const full = decoded.forecast[r].slice();
+    const spread = decoded.spread[r].slice();
     if (flags.force_flip_invariance) {
       // flip_quantile_fn: channel 0 stays, channels 1..9 reverse; then (x - flipped) / 2.
       const flippedFull = decoded.forecast[rows + r];
@@ -272,21 +273,13 @@ export async function predictTimesFM25(run: TimesFMRunner, m: TimesFM25Manifest,
     }
     if (flags.normalize_inputs) for (const ch of channels) for (let t = 0; t < horizon; t++) ch[t] = ch[t] * sigma[r] + mu[r];
     if (positive[r]) for (const ch of channels) for (let t = 0; t < horizon; t++) ch[t] = Math.max(ch[t], 0);
-    return { point: Float64Array.from(channels[median]), channels };
+    return { point: channels[median].slice(), channels };
   });
 }
 
 /** The requested output: the point forecast, and the requested levels from channels 1..9 (TimesFM 2 and 2.5). */
 export function timesfmOutput(m: { readonly quantile_levels: readonly number[] }, f: TimesFMForecast, requested: readonly number[], horizon: number): ForecastOutput {
-  const quantiles = requested.map(() => new Float64Array(horizon));
-  const levels = m.quantile_levels;
-  const atStep = new Float64Array(levels.length);
-  for (let t = 0; t < horizon; t++) {
-    for (let k = 0; k < levels.length; k++) atStep[k] = f.channels[k + 1][t];
-    const mapped = mapQuantiles(levels, atStep, requested);
-    requested.forEach((_, i) => (quantiles[i][t] = mapped[i]));
-  }
-  return { mean: f.point, quantiles };
+  return { mean: f.point, quantiles: mapQuantileSteps(m.quantile_levels, (k) => f.channels[k + 1], requested, horizon) };
 }
 
 /** A task's known-future covariates: numbers, or categories as text (one-hot encoded by the fit). */
