@@ -42,8 +42,6 @@ export function seriesAreCoupled(request: ForecastRequest, model: ModelEntry): b
       return globalBatchOptions(request).crossLearning === true;
     case 'covariates':
       return Boolean(request.covariates?.length) || request.series.some(hasCovariates);
-    case 'never':
-      return false;
   }
 }
 

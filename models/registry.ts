@@ -74,10 +74,10 @@ const ENTRIES: ModelEntry[] = [
   ...['moirai-2', 'moirai-moe'].map((name) => ({ name, capabilities: foundation([...FULL_EXOGENOUS, 'generated']), unavailableReason: NO_ADAPTER })),
   { name: 'tabpfn-ts', capabilities: foundation([...FULL_EXOGENOUS, 'string', 'generated']), unavailableReason: NO_ADAPTER },
   {
-    // From the target alone for now: the reference's future covariates (its in-context
-    // regression) are not wired to this adapter yet, so covariates are refused, not dropped.
+    // Known-future numeric covariates through the reference's in-context regression, as
+    // timesfm-2p5 (the reference's table: future covariates only).
     name: 'timesfm-2',
-    capabilities: foundation(NONE, 'never'),
+    capabilities: foundation(['future', 'generated'], 'covariates'),
     loadGlobal: async () => (await import('./foundation/timesfm2.ts')).timesfm2Model(),
     installed: installedFoundation('timesfm-2'),
   },

@@ -19,11 +19,11 @@ export interface ModelCapabilities {
   readonly global: boolean;
   /**
    * For a global model, when the forecasts of different series depend on each other: always
-   * (the default), only with cross-learning (model_config is_global), only when the request has
-   * covariates (a regression fitted across the series), or never. Otherwise each series is
+   * (the default), only with cross-learning (model_config is_global), or only when the request
+   * has covariates (a regression fitted across the series). Otherwise each series is
    * forecast from its own data, and the request may be split across threads and job chunks.
    */
-  readonly couplesSeries?: 'always' | 'cross-learning' | 'covariates' | 'never';
+  readonly couplesSeries?: 'always' | 'cross-learning' | 'covariates';
 }
 
 /** A covariate value: numbers for most models, strings (categories) for some. */

@@ -13,14 +13,21 @@
  * a frequency class goes with every series: 0 up to daily, 1 weekly to quarterly, 2 yearly
  * (the reference's freq_map), 0 when the request has no frequency code (the reference's default).
  *
+ * Known-future covariates go through the reference's `forecast_with_covariates` ("xreg + timesfm",
+ * the same in-context regression as TimesFM 2.5's, timesfm-xreg.ts): one linear fit per set of
+ * series with one horizon, covariate names and creation time, TimesFM on the residuals. The
+ * reference returns the point forecast only then; the service also shifts every quantile channel
+ * by the same fit, as TimesFM 2.5's reference does.
+ *
  * Output channels: 0 the mean, then the manifest's quantile levels.
  */
 import type * as ort from 'onnxruntime-node';
-import type { ContextSeries, ForecastOutput, ForecastTask, GlobalModel } from '../types.ts';
-import { ModelInputError } from '../types.ts';
+import type { ContextSeries, CovariateValue, ForecastOutput, ForecastTask, GlobalModel } from '../types.ts';
+import { creationTime, ModelInputError } from '../types.ts';
 import { float32, int64, output, sessionFor, type Feeds } from './session.ts';
 import { requireInstalled, type TimesFM2Manifest } from './store.ts';
 import { fillMissing, timesfmOutput, type TimesFMForecast } from './timesfm2p5.ts';
+import { fitInContextRegression, type XRegSeries } from './timesfm-xreg.ts';
 
 export type TimesFM2Runner = (feeds: Feeds) => Promise<ort.InferenceSession.OnnxValueMapType>;
 
@@ -80,22 +87,63 @@ export async function predictTimesFM2(run: TimesFM2Runner, m: TimesFM2Manifest, 
   });
 }
 
-/** Forecasts tasks in input order, in batches per horizon; the target alone. */
+async function predictInBatches(run: TimesFM2Runner, m: TimesFM2Manifest, inputs: readonly TimesFM2Input[], horizon: number, batchSize: number): Promise<TimesFMForecast[]> {
+  const out: TimesFMForecast[] = [];
+  for (let start = 0; start < inputs.length; start += batchSize) out.push(...(await predictTimesFM2(run, m, inputs.slice(start, start + batchSize), horizon)));
+  return out;
+}
+
+/**
+ * The reference's forecast_with_covariates ("xreg + timesfm"): one linear fit over all the
+ * series, TimesFM on each residual, the horizon's fit added back (to every channel; the reference
+ * returns the point alone), then the target's own scale restored.
+ */
+export async function predictTimesFM2WithCovariates(run: TimesFM2Runner, m: TimesFM2Manifest, series: readonly (XRegSeries & { frequencyClass: number })[], horizon: number, batchSize = 256): Promise<TimesFMForecast[]> {
+  const fit = fitInContextRegression(series, horizon);
+  const forecasts = await predictInBatches(run, m, fit.residuals.map((history, i) => ({ history, frequencyClass: series[i].frequencyClass })), horizon, batchSize);
+  return forecasts.map((f, i) => {
+    const { mean, scale } = fit.scales[i];
+    const restore = (values: Float64Array) => values.map((v, t) => (v + fit.horizonFit[i][t]) * scale + mean);
+    return { point: restore(f.point), channels: f.channels.map(restore) };
+  });
+}
+
+/**
+ * A task's known-future covariates. The API passes numbers only (it refuses string covariates for
+ * this model, as the API reference gives them to tabpfn-ts and svc-global); text values would be
+ * one-hot encoded as the reference does.
+ */
+function knownFuture(task: ForecastTask): Readonly<Record<string, readonly CovariateValue[]>> | null {
+  if (!task.covariates) return null;
+  if (Object.keys(task.covariates.hist).length > 0 || Object.keys(task.covariates.static).length > 0) {
+    throw new ModelInputError('timesfm-2 takes known-future covariates only (its in-context regression), not historical or static ones');
+  }
+  const future = task.covariates.future;
+  return Object.keys(future).length === 0 ? null : future;
+}
+
+/**
+ * Forecasts tasks in input order: from the target alone in batches per horizon, or with their
+ * known-future covariates in sets of one horizon, covariate names and creation time (so a
+ * backtest's fit never uses values after its forecast's creation date).
+ */
 export async function forecastTimesFM2(run: TimesFM2Runner, m: TimesFM2Manifest, tasks: readonly ForecastTask[], batchSize = 256): Promise<ForecastOutput[]> {
   const out: ForecastOutput[] = new Array(tasks.length);
-  const byHorizon = new Map<number, number[]>();
+  const sets = new Map<string, { horizon: number; indices: number[]; future: (Readonly<Record<string, readonly CovariateValue[]>> | null)[] }>();
   tasks.forEach((t, i) => {
-    if (t.covariates) throw new ModelInputError('timesfm-2 on this server forecasts from the target alone; its covariates are not supported yet (timesfm-2p5 takes future covariates)');
-    const same = byHorizon.get(t.horizon);
-    if (same) same.push(i);
-    else byHorizon.set(t.horizon, [i]);
+    const future = knownFuture(t);
+    const key = future ? `${t.horizon}@${creationTime(t)}@${JSON.stringify(Object.keys(future).sort())}` : String(t.horizon);
+    const set = sets.get(key) ?? { horizon: t.horizon, indices: [], future: [] };
+    set.indices.push(i);
+    set.future.push(future);
+    sets.set(key, set);
   });
-  for (const [horizon, indices] of byHorizon) {
-    for (let start = 0; start < indices.length; start += batchSize) {
-      const chunk = indices.slice(start, start + batchSize);
-      const forecasts = await predictTimesFM2(run, m, chunk.map((i) => ({ history: tasks[i].history, frequencyClass: frequencyClass(tasks[i].freq) })), horizon);
-      chunk.forEach((taskIndex, k) => (out[taskIndex] = timesfmOutput(m, forecasts[k], tasks[taskIndex].quantiles, horizon)));
-    }
+  for (const { horizon, indices, future } of sets.values()) {
+    const inputs = indices.map((i) => ({ history: tasks[i].history, frequencyClass: frequencyClass(tasks[i].freq) }));
+    const forecasts = future[0]
+      ? await predictTimesFM2WithCovariates(run, m, inputs.map((input, k) => ({ target: input.history, future: future[k]!, frequencyClass: input.frequencyClass })), horizon, batchSize)
+      : await predictInBatches(run, m, inputs, horizon, batchSize);
+    indices.forEach((taskIndex, k) => (out[taskIndex] = timesfmOutput(m, forecasts[k], tasks[taskIndex].quantiles, horizon)));
   }
   return out;
 }

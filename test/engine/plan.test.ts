@@ -70,5 +70,5 @@ test('which requests couple their series: svc-global always, chronos-2 with is_g
   expect([plain, crossLearning, withFuture].map((r) => coupled('chronos-2', r))).toEqual([false, true, false]);
   expect([plain, crossLearning, withFuture, generated].map((r) => coupled('timesfm-2p5', r))).toEqual([false, false, true, true]);
   expect([plain, withFuture].map((r) => coupled('aarima', r))).toEqual([false, false]);
-  expect(coupled('timesfm-2', plain)).toBe(false);
+  expect([plain, withFuture].map((r) => coupled('timesfm-2', r))).toEqual([false, true]);
 });

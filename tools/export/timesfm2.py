@@ -168,8 +168,48 @@ def reference_cases() -> list[dict[str, Any]]:
     ]
 
 
+def xreg_cases() -> list[dict[str, Any]]:
+    """Series with known-future numeric covariates (over the history and the horizon)."""
+    rng = np.random.RandomState(12)
+    out = []
+    for name, horizon, lengths in (("xreg", 12, (50, 64, 100)), ("xreg_long_horizon", 40, (30, 80))):
+        series = []
+        for n in lengths:
+            t = np.arange(n + horizon)
+            price = (10 + np.sin(2 * np.pi * t / 12) * 3 + rng.normal(0, 0.3, n + horizon)).astype(np.float32)
+            promo = ((t % 7) == 0).astype(np.float32)
+            target = (50 + 2.5 * price[:n] + 8 * promo[:n] + rng.normal(0, 1, n) + 0.1 * t[:n]).astype(np.float32)
+            series.append({"target": target, "future": {"price": price, "promo": promo}})
+        out.append({"name": name, "horizon": horizon, "freq": [0] * len(lengths), "series": series})
+    return out
+
+
+def record_xreg_cases(model: Any, max_context: int, tiny: bool) -> list[dict[str, Any]]:
+    """`forecast_with_covariates` with the reference's defaults: xreg_mode "xreg + timesfm", targets
+    normalised per input, ridge 0. It returns point forecasts only (no quantiles)."""
+    cases = []
+    for case in xreg_cases():
+        h = case["horizon"]
+        api = api_for(model, hparams(max_context, h, tiny=tiny, batch=len(case["series"])))
+        names = sorted(case["series"][0]["future"])
+        point, _ = api.forecast_with_covariates(
+            inputs=[s["target"] for s in case["series"]],
+            dynamic_numerical_covariates={k: [s["future"][k] for s in case["series"]] for k in names},
+            freq=case["freq"],
+        )
+        cases.append({
+            "name": case["name"],
+            "horizon": h,
+            "freq": case["freq"],
+            "xreg": {"mode": "xreg + timesfm", "normalize_xreg_target_per_input": True, "ridge": 0.0},
+            "series": [{"target": to_json_array(s["target"]), "future": {k: to_json_array(v) for k, v in s["future"].items()}} for s in case["series"]],
+            "expected": {"point": [to_json_array(np.asarray(p)) for p in point]},
+        })
+    return cases
+
+
 def record_reference(model: Any, out_dir: Path, seed: int, max_context: int) -> Path:
-    """Forecasts of the reference `TimesFmTorch.forecast` for the fixed cases."""
+    """Forecasts of the reference `TimesFmTorch.forecast` (and `forecast_with_covariates`) for the fixed cases."""
     c = model.config
     tiny = c.hidden_size < 1280
     cases = []
@@ -188,9 +228,10 @@ def record_reference(model: Any, out_dir: Path, seed: int, max_context: int) -> 
                 "quantiles": [to_json_array(np.asarray(q).T) for q in full],
             },
         })
+    cases.extend(record_xreg_cases(model, max_context, tiny))
     return write_reference(ensure_dir(out_dir / MODEL_NAME), {
         "model": MODEL_NAME,
-        "reference": "timesfm.TimesFmTorch.forecast (timesfm 1.3, PyTorch)",
+        "reference": "timesfm.TimesFmTorch.forecast (timesfm 1.3, PyTorch); forecast_with_covariates for the xreg cases",
         "seed": seed,
         "max_context": max_context,
         "versions": package_versions("torch", "timesfm"),

@@ -124,18 +124,18 @@ describe('covariates', () => {
     expect(res.json().series[0][0].prediction.mean).not.toEqual(without.series[0][0].prediction.mean);
   });
 
-  test('timesfm-2p5 takes future variables and generated covariates through its in-context regression', async () => {
+  test.each(['timesfm-2p5', 'timesfm-2'])('%s takes future variables and generated covariates through its in-context regression', async (model) => {
     const plain = request();
     const body = request({ series: plain.series.map((s) => ({ ...s, future_variables: { shift: future(s.target.length) } })) });
-    const res = await post('timesfm-2p5', body);
+    const res = await post(model, body);
     expect(res.statusCode, res.body).toBe(200);
-    const without = (await post('timesfm-2p5', plain)).json();
+    const without = (await post(model, plain)).json();
     expect(res.json().series[0][0].prediction.mean).not.toEqual(without.series[0][0].prediction.mean);
-    const generated = await post('timesfm-2p5', request({ covariates: [{ type: 'temporal_features', config: { components: ['hour'] } }] }));
+    const generated = await post(model, request({ covariates: [{ type: 'temporal_features', config: { components: ['hour'] } }] }));
     expect(generated.statusCode, generated.body).toBe(200);
     // Text values are refused, as the API reference gives string covariates to tabpfn-ts and svc-global only.
     const shift = (n: number) => future(n).map((v) => (v ? 'day' : 'night'));
-    const text = await post('timesfm-2p5', request({ series: plain.series.map((s) => ({ ...s, future_variables: { shift: shift(s.target.length) } })) }));
+    const text = await post(model, request({ series: plain.series.map((s) => ({ ...s, future_variables: { shift: shift(s.target.length) } })) }));
     expect(text.statusCode).toBe(422);
     expect(text.json().errors[0].path).toBe('body.series[0].future_variables.shift');
   });
