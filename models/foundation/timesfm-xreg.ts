@@ -13,7 +13,7 @@
  * before the target's scale is restored.
  */
 import { symmetricEigen } from '../linalg.ts';
-import { ModelInputError, type CovariateValue } from '../types.ts';
+import { creationTime, ModelInputError, type CovariateValue, type ForecastTask } from '../types.ts';
 
 /** The reference's tolerance below which a spread counts as zero (xreg_lib._TOL). */
 const TOLERANCE = 1e-6;
@@ -157,4 +157,38 @@ export function fitInContextRegression(series: readonly XRegSeries[], horizon: n
     testAt += horizon;
   }
   return { residuals, horizonFit, scales };
+}
+
+export type KnownFuture = Readonly<Record<string, readonly CovariateValue[]>>;
+
+/** Tasks forecast together: one horizon, and with covariates one regression. */
+export interface TaskSet {
+  horizon: number;
+  indices: number[];
+  /** Each task's known-future covariates; null for a set forecast from the targets alone. */
+  future: KnownFuture[] | null;
+}
+
+/**
+ * The tasks of a batch grouped as TimesFM forecasts them: without covariates by horizon; with
+ * known-future covariates by horizon, covariate names and creation time, each set one regression
+ * (so a backtest's fit never uses values after its forecast's creation date). The API passes
+ * numbers only (it refuses string covariates for TimesFM, as the API reference gives them to
+ * tabpfn-ts and svc-global); text values would be one-hot encoded as the reference does.
+ */
+export function taskSets(model: string, tasks: readonly ForecastTask[]): TaskSet[] {
+  const sets = new Map<string, TaskSet>();
+  tasks.forEach((t, i) => {
+    const cov = t.covariates;
+    if (cov && (Object.keys(cov.hist).length > 0 || Object.keys(cov.static).length > 0)) {
+      throw new ModelInputError(`${model} takes known-future covariates only (its in-context regression), not historical or static ones`);
+    }
+    const future = cov && Object.keys(cov.future).length > 0 ? cov.future : null;
+    const key = future ? `${t.horizon}@${creationTime(t)}@${JSON.stringify(Object.keys(future).sort())}` : String(t.horizon);
+    let set = sets.get(key);
+    if (!set) sets.set(key, (set = { horizon: t.horizon, indices: [], future: future ? [] : null }));
+    set.indices.push(i);
+    if (future) set.future!.push(future);
+  });
+  return [...sets.values()];
 }

@@ -22,12 +22,11 @@
  * Output channels: 0 the mean, then the manifest's quantile levels.
  */
 import type * as ort from 'onnxruntime-node';
-import type { ContextSeries, CovariateValue, ForecastOutput, ForecastTask, GlobalModel } from '../types.ts';
-import { creationTime, ModelInputError } from '../types.ts';
+import type { ContextSeries, ForecastOutput, ForecastTask, GlobalModel } from '../types.ts';
 import { float32, int64, output, sessionFor, type Feeds } from './session.ts';
 import { requireInstalled, type TimesFM2Manifest } from './store.ts';
 import { fillMissing, timesfmOutput, type TimesFMForecast } from './timesfm2p5.ts';
-import { fitInContextRegression, type XRegSeries } from './timesfm-xreg.ts';
+import { fitInContextRegression, taskSets, type XRegSeries } from './timesfm-xreg.ts';
 
 export type TimesFM2Runner = (feeds: Feeds) => Promise<ort.InferenceSession.OnnxValueMapType>;
 
@@ -109,39 +108,16 @@ export async function predictTimesFM2WithCovariates(run: TimesFM2Runner, m: Time
 }
 
 /**
- * A task's known-future covariates. The API passes numbers only (it refuses string covariates for
- * this model, as the API reference gives them to tabpfn-ts and svc-global); text values would be
- * one-hot encoded as the reference does.
- */
-function knownFuture(task: ForecastTask): Readonly<Record<string, readonly CovariateValue[]>> | null {
-  if (!task.covariates) return null;
-  if (Object.keys(task.covariates.hist).length > 0 || Object.keys(task.covariates.static).length > 0) {
-    throw new ModelInputError('timesfm-2 takes known-future covariates only (its in-context regression), not historical or static ones');
-  }
-  const future = task.covariates.future;
-  return Object.keys(future).length === 0 ? null : future;
-}
-
-/**
  * Forecasts tasks in input order: from the target alone in batches per horizon, or with their
  * known-future covariates in sets of one horizon, covariate names and creation time (so a
  * backtest's fit never uses values after its forecast's creation date).
  */
 export async function forecastTimesFM2(run: TimesFM2Runner, m: TimesFM2Manifest, tasks: readonly ForecastTask[], batchSize = 256): Promise<ForecastOutput[]> {
   const out: ForecastOutput[] = new Array(tasks.length);
-  const sets = new Map<string, { horizon: number; indices: number[]; future: (Readonly<Record<string, readonly CovariateValue[]>> | null)[] }>();
-  tasks.forEach((t, i) => {
-    const future = knownFuture(t);
-    const key = future ? `${t.horizon}@${creationTime(t)}@${JSON.stringify(Object.keys(future).sort())}` : String(t.horizon);
-    const set = sets.get(key) ?? { horizon: t.horizon, indices: [], future: [] };
-    set.indices.push(i);
-    set.future.push(future);
-    sets.set(key, set);
-  });
-  for (const { horizon, indices, future } of sets.values()) {
+  for (const { horizon, indices, future } of taskSets('timesfm-2', tasks)) {
     const inputs = indices.map((i) => ({ history: tasks[i].history, frequencyClass: frequencyClass(tasks[i].freq) }));
-    const forecasts = future[0]
-      ? await predictTimesFM2WithCovariates(run, m, inputs.map((input, k) => ({ target: input.history, future: future[k]!, frequencyClass: input.frequencyClass })), horizon, batchSize)
+    const forecasts = future
+      ? await predictTimesFM2WithCovariates(run, m, inputs.map((input, k) => ({ target: input.history, future: future[k], frequencyClass: input.frequencyClass })), horizon, batchSize)
       : await predictInBatches(run, m, inputs, horizon, batchSize);
     indices.forEach((taskIndex, k) => (out[taskIndex] = timesfmOutput(m, forecasts[k], tasks[taskIndex].quantiles, horizon)));
   }

@@ -21,12 +21,12 @@
  * the median, as the reference returns it.
  */
 import type * as ort from 'onnxruntime-node';
-import type { ContextSeries, CovariateValue, ForecastOutput, ForecastTask, GlobalModel } from '../types.ts';
-import { creationTime, ModelInputError } from '../types.ts';
+import type { ContextSeries, ForecastOutput, ForecastTask, GlobalModel } from '../types.ts';
+import { ModelInputError } from '../types.ts';
 import { mapQuantileSteps } from './quantiles.ts';
 import { bool, float32, output, sessionFor, type Feeds } from './session.ts';
 import { requireInstalled, type TimesFM25Manifest } from './store.ts';
-import { fitInContextRegression, type XRegSeries } from './timesfm-xreg.ts';
+import { fitInContextRegression, taskSets, type XRegSeries } from './timesfm-xreg.ts';
 
 export type TimesFMRunner = (feeds: Feeds) => Promise<ort.InferenceSession.OnnxValueMapType>;
 
@@ -282,12 +282,6 @@ export function timesfmOutput(m: { readonly quantile_levels: readonly number[] }
   return { mean: f.point, quantiles: mapQuantileSteps(m.quantile_levels, (k) => f.channels[k + 1], requested, horizon) };
 }
 
-/** A task's known-future covariates: numbers, or categories as text (one-hot encoded by the fit). */
-function knownFuture(task: ForecastTask): Readonly<Record<string, readonly CovariateValue[]>> | null {
-  const future = task.covariates?.future ?? {};
-  return Object.keys(future).length === 0 ? null : future;
-}
-
 /**
  * Forecasts tasks in input order. Tasks without covariates are forecast from the target alone,
  * in batches. Tasks with known-future covariates go through the reference's in-context regression
@@ -296,21 +290,9 @@ function knownFuture(task: ForecastTask): Readonly<Record<string, readonly Covar
  */
 export async function forecastTimesFM25(run: TimesFMRunner, m: TimesFM25Manifest, tasks: readonly ForecastTask[], batchSize = 256): Promise<ForecastOutput[]> {
   const out: ForecastOutput[] = new Array(tasks.length);
-  const sets = new Map<string, { horizon: number; indices: number[]; future: (Readonly<Record<string, readonly CovariateValue[]>> | null)[] }>();
-  tasks.forEach((t, i) => {
-    if (t.covariates && (Object.keys(t.covariates.hist).length > 0 || Object.keys(t.covariates.static).length > 0)) {
-      throw new ModelInputError('timesfm-2p5 takes known-future covariates only (its in-context regression), not historical or static ones');
-    }
-    const future = knownFuture(t);
-    const key = future ? `${t.horizon}@${creationTime(t)}@${JSON.stringify(Object.keys(future).sort())}` : String(t.horizon);
-    const set = sets.get(key) ?? { horizon: t.horizon, indices: [], future: [] };
-    set.indices.push(i);
-    set.future.push(future);
-    sets.set(key, set);
-  });
-  for (const { horizon, indices, future } of sets.values()) {
-    const forecasts = future[0]
-      ? await predictTimesFM25WithCovariates(run, m, indices.map((i, k) => ({ target: tasks[i].history, future: future[k]! })), horizon, batchSize)
+  for (const { horizon, indices, future } of taskSets('timesfm-2p5', tasks)) {
+    const forecasts = future
+      ? await predictTimesFM25WithCovariates(run, m, indices.map((i, k) => ({ target: tasks[i].history, future: future[k] })), horizon, batchSize)
       : await predictInBatches(run, m, indices.map((i) => tasks[i].history), horizon, batchSize);
     indices.forEach((taskIndex, k) => (out[taskIndex] = timesfmOutput(m, forecasts[k], tasks[taskIndex].quantiles, horizon)));
   }

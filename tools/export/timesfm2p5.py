@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from common import ensure_dir, package_versions, randomize_, series_bank, to_json_array, write_manifest, save_onnx, write_reference
+from common import ensure_dir, numeric_xreg_cases, package_versions, randomize_, series_bank, to_json_array, write_manifest, save_onnx, write_reference
 
 MODEL_NAME = "timesfm-2p5"
 # The flags the reference's README compiles TimesFM 2.5 with.
@@ -214,16 +214,7 @@ def compile_for(model: Any, d: Any, horizon: int, max_context: int, batch: int, 
 def xreg_cases() -> list[dict[str, Any]]:
     """Series with known-future numeric covariates (over the history and the horizon)."""
     rng = np.random.RandomState(12)
-    out = []
-    for name, horizon, lengths in (("xreg", 12, (50, 64, 100)), ("xreg_long_horizon", 40, (30, 80))):
-        series = []
-        for n in lengths:
-            t = np.arange(n + horizon)
-            price = (10 + np.sin(2 * np.pi * t / 12) * 3 + rng.normal(0, 0.3, n + horizon)).astype(np.float32)
-            promo = ((t % 7) == 0).astype(np.float32)
-            target = (50 + 2.5 * price[:n] + 8 * promo[:n] + rng.normal(0, 1, n) + 0.1 * t[:n]).astype(np.float32)
-            series.append({"target": target, "future": {"price": price, "promo": promo}})
-        out.append({"name": name, "horizon": horizon, "series": series})
+    out = numeric_xreg_cases(rng)
     # Categorical covariates, one-hot encoded by the reference (sklearn, first category dropped,
     # categories unseen in the context ignored): a day type with a level the context never shows.
     series = []
