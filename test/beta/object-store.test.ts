@@ -29,7 +29,12 @@ function objectStore(root: string): http.Server {
   return http.createServer((req, res) => {
     requests.push(`${req.method} ${req.url}`);
     if (req.headers.authorization) authorizations.push(req.headers.authorization);
-    const file = path.join(root, decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname));
+    const url = new URL(req.url ?? '/', 'http://x');
+    if (url.searchParams.get('list-type') === '2') {
+      res.writeHead(200, { 'content-type': 'application/xml' }).end(listObjects(root, url));
+      return;
+    }
+    const file = path.join(root, decodeURIComponent(url.pathname));
     if (!file.startsWith(root) || !fs.existsSync(file)) {
       res.writeHead(404).end('no such object');
       return;
@@ -45,6 +50,17 @@ function objectStore(root: string): http.Server {
     });
     res.end(req.method === 'HEAD' ? undefined : body.subarray(start, end + 1));
   });
+}
+
+/** S3's ListObjectsV2 answer for a path-style bucket URL (`/bucket?list-type=2&prefix=...`), as globs ask for it. */
+function listObjects(root: string, url: URL): string {
+  const bucket = url.pathname.split('/').filter(Boolean)[0];
+  const prefix = url.searchParams.get('prefix') ?? '';
+  const keys = (fs.readdirSync(path.join(root, bucket), { recursive: true }) as string[])
+    .filter((key) => fs.statSync(path.join(root, bucket, key)).isFile() && key.startsWith(prefix))
+    .sort();
+  const contents = keys.map((key) => `<Contents><Key>${key}</Key><LastModified>2024-01-01T00:00:00.000Z</LastModified><ETag>"${key.length}"</ETag><Size>${fs.statSync(path.join(root, bucket, key)).size}</Size><StorageClass>STANDARD</StorageClass></Contents>`);
+  return `<?xml version="1.0" encoding="UTF-8"?><ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Name>${bucket}</Name><Prefix>${prefix}</Prefix><KeyCount>${keys.length}</KeyCount><MaxKeys>1000</MaxKeys><IsTruncated>false</IsTruncated>${contents.join('')}</ListBucketResult>`;
 }
 
 const rows = `SELECT DATE '2024-01-01' + d::INTEGER AS ts, s AS store, d * (CASE s WHEN 'a' THEN 1 ELSE 3 END) + 0.5 AS sales
@@ -108,6 +124,19 @@ describe('object-store locators (http:// through httpfs)', () => {
     expect(authorizations.some((a) => a.startsWith('AWS4-HMAC-SHA256 Credential=test-key/'))).toBe(true);
     const uploaded = await postBeta(app, [queryPart(query({ uri: 'inline://sales' })), filePart('sales', path.join(dir, 'sales.parquet'))], 'aets');
     expect(BetaResponse.parse(located.json()).data).toEqual(BetaResponse.parse(uploaded.json()).data);
+  });
+
+  test('an s3:// glob lists the bucket and reads every object it matches as one table', async () => {
+    fs.mkdirSync(path.join(dir, 'bucket', 'parts'), { recursive: true });
+    for (const store of ['c', 'd']) {
+      await writeParquet(path.join(dir, 'bucket', 'parts', `${store}.parquet`), `SELECT DATE '2024-01-01' + d::INTEGER AS ts, '${store}' AS store, d + 1.0 AS sales FROM range(30) r(d)`);
+    }
+    requests.length = 0;
+    const res = await postBeta(s3App, [queryPart(query('s3://bucket/parts/*.parquet'))]);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(requests.some((r) => r.includes('list-type=2'))).toBe(true);
+    const { data } = BetaResponse.parse(res.json());
+    expect(data.identifiers.store).toEqual(['c', 'c', 'c', 'd', 'd', 'd']);
   });
 
   test('schemes the server does not enable are refused before anything is read', async () => {
