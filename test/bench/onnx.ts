@@ -80,6 +80,50 @@ async function timed<T>(f: () => Promise<T>): Promise<[T, number]> {
   return [value, (performance.now() - started) / 1000];
 }
 
+/**
+ * Best of `repeat` runs of the whole set in one go against one series at a time, interleaved so
+ * that a slower moment of a shared machine hits both ways alike.
+ */
+async function compare(
+  level: Result['level'],
+  model: InstalledModel,
+  tasks: readonly ForecastTask[],
+  repeat: number,
+  batchedRun: () => Promise<ForecastOutput[]>,
+  singleRun: (index: number) => Promise<ForecastOutput[]>,
+): Promise<Result> {
+  let batchedSeconds = Infinity;
+  let singleSeconds = Infinity;
+  let batched: ForecastOutput[] = [];
+  let single: ForecastOutput[] = [];
+  for (let r = 0; r < repeat; r++) {
+    const [b, tb] = await timed(batchedRun);
+    const [s, ts] = await timed(async () => {
+      const out: ForecastOutput[] = [];
+      for (let i = 0; i < tasks.length; i++) out.push(...(await singleRun(i)));
+      return out;
+    });
+    batched = b;
+    single = s;
+    batchedSeconds = Math.min(batchedSeconds, tb);
+    singleSeconds = Math.min(singleSeconds, ts);
+  }
+  return {
+    level,
+    model: model.name,
+    version: model.manifest.version,
+    series: tasks.length,
+    horizon: tasks[0].horizon,
+    contextLength: model.manifest.context_length,
+    batchedSeconds,
+    singleSeconds,
+    batchedSeriesPerSecond: tasks.length / batchedSeconds,
+    singleSeriesPerSecond: tasks.length / singleSeconds,
+    speedup: singleSeconds / batchedSeconds,
+    maxRelativeDifference: maxDifference(batched, single, tasks),
+  };
+}
+
 export async function run(args: string[]): Promise<void> {
   const { values } = parseArgs({
     args,
@@ -112,42 +156,11 @@ export async function run(args: string[]): Promise<void> {
     const session = await ort.InferenceSession.create(model.onnxPath, { intraOpNumThreads: threads, interOpNumThreads: 1, graphOptimizationLevel: 'all' });
     const forecast = await runnerFor(model, session);
     await forecast(tasks.slice(0, 4)); // first-call allocations out of the timing
-    let batchedSeconds = Infinity;
-    let singleSeconds = Infinity;
-    let batched: ForecastOutput[] = [];
-    let single: ForecastOutput[] = [];
-    // Interleaved, so that a slower moment of a shared machine hits both ways alike.
-    for (let r = 0; r < repeat; r++) {
-      const [b, tb] = await timed(() => forecast(tasks));
-      const [s, ts] = await timed(async () => {
-        const out: ForecastOutput[] = [];
-        for (const task of tasks) out.push(...(await forecast([task])));
-        return out;
-      });
-      batched = b;
-      single = s;
-      batchedSeconds = Math.min(batchedSeconds, tb);
-      singleSeconds = Math.min(singleSeconds, ts);
-    }
+    results.push(await compare('adapter', model, tasks, repeat, () => forecast(tasks), (i) => forecast([tasks[i]])));
     await session.release();
-    const result: Result = {
-      level: 'adapter',
-      model: name,
-      version: model.manifest.version,
-      series: tasks.length,
-      horizon: tasks[0].horizon,
-      contextLength: model.manifest.context_length,
-      batchedSeconds,
-      singleSeconds,
-      batchedSeriesPerSecond: tasks.length / batchedSeconds,
-      singleSeriesPerSecond: tasks.length / singleSeconds,
-      speedup: singleSeconds / batchedSeconds,
-      maxRelativeDifference: maxDifference(batched, single, tasks),
-    };
-    results.push(result);
   }
 
-  results.push(...(await serviceLevel(dir, names, m4, repeat)));
+  results.push(...(await serviceLevel(dir, names, m4, tasks, repeat)));
 
   const rows = results.map((r) => [
     r.level,
@@ -171,7 +184,7 @@ const HOUR_MS = 3_600_000;
 /** M4's synthetic index: hourly steps from 2016-01-01 for every series (datasets/README.md). */
 const START_MS = Date.UTC(2016, 0, 1);
 
-async function serviceLevel(dir: string, names: FoundationName[], m4: Awaited<ReturnType<typeof loadM4>>, repeat: number): Promise<Result[]> {
+async function serviceLevel(dir: string, names: FoundationName[], m4: Awaited<ReturnType<typeof loadM4>>, tasks: readonly ForecastTask[], repeat: number): Promise<Result[]> {
   // Worker threads copy the environment when the pool starts.
   process.env.MODELS_DIR = dir;
   const key = 'bench-key';
@@ -188,43 +201,13 @@ async function serviceLevel(dir: string, names: FoundationName[], m4: Awaited<Re
     return (res.json() as { series: { prediction: Record<string, number[]> }[][] }).series.map(([p]) => p.prediction);
   };
   const toOutput = (p: Record<string, number[]>): ForecastOutput => ({ mean: Float64Array.from(p.mean), quantiles: QUANTILES.map((q) => Float64Array.from(p[String(q)])) });
-  const tasks: ForecastTask[] = m4.map((s) => ({ history: s.train, horizon: s.horizon, quantiles: QUANTILES, seasonLength: s.seasonLength }));
   const out: Result[] = [];
   try {
     for (const name of names) {
       const warm = await app.inject({ method: 'GET', url: `/warmup?model=${name}`, headers });
       if (warm.statusCode !== 200) throw new Error(`GET /warmup?model=${name}: ${warm.body}`);
-      let batchedSeconds = Infinity;
-      let singleSeconds = Infinity;
-      let batched: ForecastOutput[] = [];
-      let single: ForecastOutput[] = [];
-      for (let r = 0; r < repeat; r++) {
-        const [b, tb] = await timed(async () => (await post(name, series)).map(toOutput));
-        const [s, ts] = await timed(async () => {
-          const all: ForecastOutput[] = [];
-          for (const one of series) all.push(...(await post(name, [one])).map(toOutput));
-          return all;
-        });
-        batched = b;
-        single = s;
-        batchedSeconds = Math.min(batchedSeconds, tb);
-        singleSeconds = Math.min(singleSeconds, ts);
-      }
-      const model = requireInstalled(name, dir);
-      out.push({
-        level: 'service',
-        model: name,
-        version: model.manifest.version,
-        series: series.length,
-        horizon: m4[0].horizon,
-        contextLength: model.manifest.context_length,
-        batchedSeconds,
-        singleSeconds,
-        batchedSeriesPerSecond: series.length / batchedSeconds,
-        singleSeriesPerSecond: series.length / singleSeconds,
-        speedup: singleSeconds / batchedSeconds,
-        maxRelativeDifference: maxDifference(batched, single, tasks),
-      });
+      const batchedRun = async () => (await post(name, series)).map(toOutput);
+      out.push(await compare('service', requireInstalled(name, dir), tasks, repeat, batchedRun, async (i) => (await post(name, [series[i]])).map(toOutput)));
     }
   } finally {
     await app.close();
