@@ -1,10 +1,9 @@
 import path from 'node:path';
-import * as ort from 'onnxruntime-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { forecastChronos2, predictChronos2, chronos2Input, type Chronos2Runner } from '../../../models/foundation/chronos2.ts';
-import { requireInstalled, type Chronos2Manifest } from '../../../models/foundation/store.ts';
+import { describe, expect, it } from 'vitest';
+import { forecastChronos2, predictChronos2, chronos2Input } from '../../../models/foundation/chronos2.ts';
+import { requireInstalled } from '../../../models/foundation/store.ts';
 import type { ForecastTask, TaskCovariates } from '../../../models/types.ts';
-import { Agreement, FIXTURES_DIR, level, readReference, toFloat64, type JsonSeries } from './reference.ts';
+import { Agreement, FIXTURES_DIR, level, readReference, toFloat64, useFixtureModel, type JsonSeries } from './reference.ts';
 
 interface Reference {
   cases: {
@@ -20,17 +19,7 @@ interface Reference {
 const reference = readReference<Reference>('chronos-2');
 const TOLERANCE = 1e-4;
 
-let session: ort.InferenceSession;
-let manifest: Chronos2Manifest;
-let run: Chronos2Runner;
-
-beforeAll(async () => {
-  const installed = requireInstalled('chronos-2', FIXTURES_DIR);
-  manifest = installed.manifest;
-  session = await ort.InferenceSession.create(installed.onnxPath);
-  run = (feeds) => session.run(feeds);
-});
-afterAll(async () => session?.release());
+const { manifest, run } = useFixtureModel('chronos-2');
 
 function tasksOf(c: Reference['cases'][number]): ForecastTask[] {
   return c.series.map((s) => {

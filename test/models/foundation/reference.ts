@@ -4,6 +4,10 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import * as ort from 'onnxruntime-node';
+import { afterAll, beforeAll } from 'vitest';
+import type { Feeds } from '../../../models/foundation/session.ts';
+import { requireInstalled, type FoundationName, type ManifestOf } from '../../../models/foundation/store.ts';
 
 export const FIXTURES_DIR = path.resolve(new URL('../../fixtures/onnx', import.meta.url).pathname);
 
@@ -11,6 +15,20 @@ export const FIXTURES_DIR = path.resolve(new URL('../../fixtures/onnx', import.m
 export type JsonSeries = (number | null)[];
 
 export const toFloat64 = (values: JsonSeries): Float64Array => Float64Array.from(values, (v) => (v === null ? NaN : v));
+
+/**
+ * A fixture model for a test file: its manifest, and a runner on one ONNX Runtime session opened
+ * before the file's tests and released after them.
+ */
+export function useFixtureModel<N extends FoundationName>(name: N): { manifest: ManifestOf<N>; run: (feeds: Feeds) => Promise<ort.InferenceSession.OnnxValueMapType> } {
+  const installed = requireInstalled(name, FIXTURES_DIR);
+  let session: ort.InferenceSession | undefined;
+  beforeAll(async () => {
+    session = await ort.InferenceSession.create(installed.onnxPath);
+  });
+  afterAll(async () => session?.release());
+  return { manifest: installed.manifest, run: (feeds) => session!.run(feeds) };
+}
 
 export function readReference<T>(model: string): T {
   return JSON.parse(fs.readFileSync(path.join(FIXTURES_DIR, model, 'reference.json'), 'utf8')) as T;

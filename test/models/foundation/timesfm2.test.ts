@@ -1,10 +1,8 @@
-import * as ort from 'onnxruntime-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { forecastTimesFM2, frequencyClass, predictTimesFM2, predictTimesFM2WithCovariates, type TimesFM2Runner } from '../../../models/foundation/timesfm2.ts';
-import { requireInstalled, type TimesFM2Manifest } from '../../../models/foundation/store.ts';
+import { describe, expect, it } from 'vitest';
+import { forecastTimesFM2, frequencyClass, predictTimesFM2, predictTimesFM2WithCovariates } from '../../../models/foundation/timesfm2.ts';
 import { fillMissing } from '../../../models/foundation/timesfm2p5.ts';
 import { ModelInputError, type ForecastTask, type TaskCovariates } from '../../../models/types.ts';
-import { Agreement, FIXTURES_DIR, level, readReference, toFloat64, type JsonSeries } from './reference.ts';
+import { Agreement, level, readReference, toFloat64, useFixtureModel, type JsonSeries } from './reference.ts';
 
 interface Reference {
   cases: {
@@ -21,17 +19,7 @@ interface Reference {
 const reference = readReference<Reference>('timesfm-2');
 const TOLERANCE = 1e-4;
 
-let session: ort.InferenceSession;
-let manifest: TimesFM2Manifest;
-let run: TimesFM2Runner;
-
-beforeAll(async () => {
-  const installed = requireInstalled('timesfm-2', FIXTURES_DIR);
-  manifest = installed.manifest;
-  session = await ort.InferenceSession.create(installed.onnxPath);
-  run = (feeds) => session.run(feeds);
-});
-afterAll(async () => session?.release());
+const { manifest, run } = useFixtureModel('timesfm-2');
 
 describe('timesfm-2 adapter against TimesFmTorch.forecast (timesfm 1.3; tiny fixture, fixed random weights)', () => {
   it('has a fixture that covers missing values, short histories, roll-out and every frequency class', () => {

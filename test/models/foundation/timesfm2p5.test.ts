@@ -1,9 +1,7 @@
-import * as ort from 'onnxruntime-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fillMissing, forecastTimesFM25, predictTimesFM25, predictTimesFM25WithCovariates, type TimesFMRunner } from '../../../models/foundation/timesfm2p5.ts';
-import { requireInstalled, type TimesFM25Manifest } from '../../../models/foundation/store.ts';
+import { describe, expect, it } from 'vitest';
+import { fillMissing, forecastTimesFM25, predictTimesFM25, predictTimesFM25WithCovariates } from '../../../models/foundation/timesfm2p5.ts';
 import { ModelInputError, type CovariateValue, type ForecastTask, type TaskCovariates } from '../../../models/types.ts';
-import { Agreement, FIXTURES_DIR, level, readReference, toFloat64, type JsonSeries } from './reference.ts';
+import { Agreement, level, readReference, toFloat64, useFixtureModel, type JsonSeries } from './reference.ts';
 
 interface Reference {
   cases: {
@@ -21,17 +19,7 @@ interface Reference {
 const reference = readReference<Reference>('timesfm-2p5');
 const TOLERANCE = 1e-4;
 
-let session: ort.InferenceSession;
-let manifest: TimesFM25Manifest;
-let run: TimesFMRunner;
-
-beforeAll(async () => {
-  const installed = requireInstalled('timesfm-2p5', FIXTURES_DIR);
-  manifest = installed.manifest;
-  session = await ort.InferenceSession.create(installed.onnxPath);
-  run = (feeds) => session.run(feeds);
-});
-afterAll(async () => session?.release());
+const { manifest, run } = useFixtureModel('timesfm-2p5');
 
 /** A case's covariates as tasks carry them: numbers (null as NaN) or categories as text. */
 const covariateValues = (future: Record<string, JsonSeries | string[]>): Record<string, CovariateValue[]> =>
