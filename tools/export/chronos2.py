@@ -53,20 +53,25 @@ class OnnxForward(torch.nn.Module):
         return self.model(context=context, group_ids=group_ids, future_covariates=future_covariates, num_output_patches=patches).quantile_preds
 
 
-def tiny_model(seed: int) -> Any:
-    """A tiny Chronos-2 built by the reference's own classes, with fixed random weights."""
+def sized_model(d_model: int, d_kv: int, d_ff: int, num_layers: int, num_heads: int, context_length: int, patch: int, max_output_patches: int) -> Any:
+    """A Chronos-2 of the given sizes, built by the reference's own classes, with its initial weights."""
     from chronos.chronos2 import Chronos2Model
     from chronos.chronos2.config import Chronos2CoreConfig
 
     config = Chronos2CoreConfig(
-        d_model=32, d_kv=8, d_ff=64, num_layers=2, num_heads=4, dropout_rate=0.0, feed_forward_proj="relu",
+        d_model=d_model, d_kv=d_kv, d_ff=d_ff, num_layers=num_layers, num_heads=num_heads, dropout_rate=0.0, feed_forward_proj="relu",
         attn_implementation="sdpa", architectures=["Chronos2Model"],
         chronos_config=dict(
-            context_length=64, input_patch_size=8, output_patch_size=8, input_patch_stride=8, quantiles=QUANTILES,
-            use_reg_token=True, use_arcsinh=True, max_output_patches=4,
+            context_length=context_length, input_patch_size=patch, output_patch_size=patch, input_patch_stride=patch, quantiles=QUANTILES,
+            use_reg_token=True, use_arcsinh=True, max_output_patches=max_output_patches,
         ),
     )
-    model = Chronos2Model(config).eval()
+    return Chronos2Model(config).eval()
+
+
+def tiny_model(seed: int) -> Any:
+    """A tiny Chronos-2 built by the reference's own classes, with fixed random weights."""
+    model = sized_model(d_model=32, d_kv=8, d_ff=64, num_layers=2, num_heads=4, context_length=64, patch=8, max_output_patches=4)
     randomize_(model, seed)
     # A trained model's quantiles do not cross; random weights' would. The quantile head is made to
     # give every level the same random map plus a small random part and a level-ordered offset, so
@@ -88,19 +93,8 @@ def tiny_model(seed: int) -> Any:
 def base_size_model(seed: int) -> Any:
     """A base-size Chronos-2 (d_model 768, 12 layers, context 8192, patch 16) with random weights:
     the compute of a real checkpoint without its weights, for speed measurements only."""
-    from chronos.chronos2 import Chronos2Model
-    from chronos.chronos2.config import Chronos2CoreConfig
-
-    config = Chronos2CoreConfig(
-        d_model=768, d_kv=64, d_ff=3072, num_layers=12, num_heads=12, dropout_rate=0.0, feed_forward_proj="relu",
-        attn_implementation="sdpa", architectures=["Chronos2Model"],
-        chronos_config=dict(
-            context_length=8192, input_patch_size=16, output_patch_size=16, input_patch_stride=16, quantiles=QUANTILES,
-            use_reg_token=True, use_arcsinh=True, max_output_patches=64,
-        ),
-    )
     torch.manual_seed(seed)
-    return Chronos2Model(config).eval()
+    return sized_model(d_model=768, d_kv=64, d_ff=3072, num_layers=12, num_heads=12, context_length=8192, patch=16, max_output_patches=64)
 
 
 def load_checkpoint(path: str) -> Any:
