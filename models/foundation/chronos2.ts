@@ -16,15 +16,11 @@
  * The point forecast is the model's median (the pipeline's `mean`); requested levels come from
  * the model's levels by monotone interpolation (quantiles.ts).
  */
-import type { ContextSeries, CovariateValue, ForecastOutput, ForecastTask, GlobalBatchOptions, GlobalModel } from '../types.ts';
+import type { ContextSeries, CovariateValue, ForecastOutput, ForecastTask, GlobalModel } from '../types.ts';
 import { creationTime, ModelInputError } from '../types.ts';
 import { interpolate, mapQuantileSteps, probabilityMass, weightedQuantiles, weightedScratch } from './quantiles.ts';
-import { float32, int64, output, sessionFor, type Feeds } from './session.ts';
-import { requireInstalled, type Chronos2Manifest } from './store.ts';
-import type * as ort from 'onnxruntime-node';
-
-/** Runs the exported forward on one batch of rows. */
-export type Chronos2Runner = (feeds: Feeds) => Promise<ort.InferenceSession.OnnxValueMapType>;
+import { float32, int64, onnxModel, output, type Runner } from './session.ts';
+import type { Chronos2Manifest } from './store.ts';
 
 /** One task as the pipeline sees it: NaN marks a missing value. */
 export interface Chronos2Input {
@@ -100,7 +96,7 @@ interface Rows {
  * The native forecast of one batch of tasks with the same horizon: per task, its target's
  * quantiles at the model's levels, [level][step].
  */
-export async function predictChronos2(run: Chronos2Runner, manifest: Chronos2Manifest, inputs: readonly Chronos2Input[], horizon: number, crossLearning = false): Promise<Float64Array[][]> {
+export async function predictChronos2(run: Runner, manifest: Chronos2Manifest, inputs: readonly Chronos2Input[], horizon: number, crossLearning = false): Promise<Float64Array[][]> {
   const out: Float64Array[][] = [];
   const limit = manifest.options.batch_size;
   for (let start = 0; start < inputs.length; ) {
@@ -183,7 +179,7 @@ function callsByGroup(groupIds: BigInt64Array, limit: number): Int32Array[] {
  * model's Patch layer does), future covariates padded with NaN or cut to the output length.
  * Returns [row][level * length + step].
  */
-async function predictStep(run: Chronos2Runner, manifest: Chronos2Manifest, rows: Rows, patches: number): Promise<{ values: Float32Array; length: number }> {
+async function predictStep(run: Runner, manifest: Chronos2Manifest, rows: Rows, patches: number): Promise<{ values: Float32Array; length: number }> {
   const P = manifest.patch_size;
   const Q = manifest.quantile_levels.length;
   const width = Math.ceil(rows.width / P) * P;
@@ -212,7 +208,7 @@ async function predictStep(run: Chronos2Runner, manifest: Chronos2Manifest, rows
   return { values, length };
 }
 
-async function predictBatch(run: Chronos2Runner, manifest: Chronos2Manifest, inputs: readonly Chronos2Input[], horizon: number, crossLearning: boolean): Promise<Float64Array[][]> {
+async function predictBatch(run: Runner, manifest: Chronos2Manifest, inputs: readonly Chronos2Input[], horizon: number, crossLearning: boolean): Promise<Float64Array[][]> {
   const levels = manifest.quantile_levels;
   const Q = levels.length;
   const C = manifest.context_length;
@@ -335,7 +331,7 @@ function contextUpTo(series: ContextSeries, time: number): Chronos2Input | null 
  * so that in a backtest a forecast never learns from another series' values after its own
  * creation date, and only_as_context series join each set cut at that time.
  */
-export async function forecastChronos2(run: Chronos2Runner, manifest: Chronos2Manifest, tasks: readonly ForecastTask[], options: Chronos2Options = {}): Promise<ForecastOutput[]> {
+export async function forecastChronos2(run: Runner, manifest: Chronos2Manifest, tasks: readonly ForecastTask[], options: Chronos2Options = {}): Promise<ForecastOutput[]> {
   const out: ForecastOutput[] = new Array(tasks.length);
   const sets = new Map<string, number[]>();
   tasks.forEach((t, i) => {
@@ -361,18 +357,9 @@ export async function forecastChronos2(run: Chronos2Runner, manifest: Chronos2Ma
 }
 
 /**
- * The service's chronos-2: the installed model (MODELS_DIR/chronos-2), checked on every batch
- * so a re-installed model is picked up and a removed one fails clearly. By default each task
- * forms its own group (the pipeline's default, cross_learning=False) and `only_as_context`
- * series do not take part; `is_global` turns cross-learning on.
+ * The service's chronos-2 (MODELS_DIR/chronos-2). By default each task forms its own group (the
+ * pipeline's default, cross_learning=False) and `only_as_context` series do not take part;
+ * `is_global` turns cross-learning on.
  */
-export function chronos2Model(): GlobalModel {
-  return {
-    name: 'chronos-2',
-    async forecastBatch(tasks: readonly ForecastTask[], context: readonly ContextSeries[], options: GlobalBatchOptions = {}): Promise<ForecastOutput[]> {
-      const installed = requireInstalled('chronos-2');
-      const session = await sessionFor(installed);
-      return forecastChronos2((feeds) => session.run(feeds), installed.manifest, tasks, { crossLearning: options.crossLearning, context });
-    },
-  };
-}
+export const chronos2Model = (): GlobalModel =>
+  onnxModel('chronos-2', (run, manifest, tasks, context, options) => forecastChronos2(run, manifest, tasks, { crossLearning: options.crossLearning, context }));

@@ -5,9 +5,13 @@
  */
 import os from 'node:os';
 import * as ort from 'onnxruntime-node';
-import type { InstalledModel } from './store.ts';
+import type { ContextSeries, ForecastOutput, ForecastTask, GlobalBatchOptions, GlobalModel } from '../types.ts';
+import { requireInstalled, type FoundationName, type InstalledModel, type ManifestOf } from './store.ts';
 
 export type Feeds = Record<string, ort.Tensor>;
+
+/** Runs an exported network on one batch of inputs. */
+export type Runner = (feeds: Feeds) => Promise<ort.InferenceSession.OnnxValueMapType>;
 
 interface CachedSession {
   fingerprint: string;
@@ -67,4 +71,22 @@ export function output(outputs: ort.InferenceSession.OnnxValueMapType, name: str
     throw new Error(`the ONNX model's output '${name}' is ${tensor.type}[${tensor.dims.join(', ')}], expected float32[${dims.join(', ')}]; re-export it with tools/export/export.py`);
   }
   return tensor.data as Float32Array;
+}
+
+/**
+ * A service model backed by its installed export (MODELS_DIR/<name>), checked on every batch so
+ * a re-installed model is picked up and a removed one fails clearly; the session is reused.
+ */
+export function onnxModel<N extends FoundationName>(
+  name: N,
+  forecast: (run: Runner, manifest: ManifestOf<N>, tasks: readonly ForecastTask[], context: readonly ContextSeries[], options: GlobalBatchOptions) => Promise<ForecastOutput[]>,
+): GlobalModel {
+  return {
+    name,
+    async forecastBatch(tasks, context, options = {}) {
+      const installed = requireInstalled(name);
+      const session = await sessionFor(installed);
+      return forecast((feeds) => session.run(feeds), installed.manifest, tasks, context, options);
+    },
+  };
 }

@@ -159,6 +159,31 @@ export function fitInContextRegression(series: readonly XRegSeries[], horizon: n
   return { residuals, horizonFit, scales };
 }
 
+/** A TimesFM forecast: the point and every output channel, [step] each. */
+export interface ChannelForecast {
+  point: Float64Array;
+  channels: Float64Array[];
+}
+
+/**
+ * The reference's forecast_with_covariates ("xreg + timesfm") around a model's forecast: one
+ * linear fit over all the series, the model on each residual, the horizon's fit added back to
+ * the point and every channel, then the target's own scale restored.
+ */
+export async function forecastWithRegression(
+  series: readonly XRegSeries[],
+  horizon: number,
+  forecastResiduals: (residuals: Float64Array[]) => Promise<ChannelForecast[]>,
+): Promise<ChannelForecast[]> {
+  const fit = fitInContextRegression(series, horizon);
+  const forecasts = await forecastResiduals(fit.residuals);
+  return forecasts.map((f, i) => {
+    const { mean, scale } = fit.scales[i];
+    const restore = (values: Float64Array) => values.map((v, t) => (v + fit.horizonFit[i][t]) * scale + mean);
+    return { point: restore(f.point), channels: f.channels.map(restore) };
+  });
+}
+
 export type KnownFuture = Readonly<Record<string, readonly CovariateValue[]>>;
 
 /** Tasks forecast together: one horizon, and with covariates one regression. */

@@ -21,14 +21,11 @@
  *
  * Output channels: 0 the mean, then the manifest's quantile levels.
  */
-import type * as ort from 'onnxruntime-node';
-import type { ContextSeries, ForecastOutput, ForecastTask, GlobalModel } from '../types.ts';
-import { float32, int64, output, sessionFor, type Feeds } from './session.ts';
-import { requireInstalled, type TimesFM2Manifest } from './store.ts';
+import type { ForecastOutput, ForecastTask, GlobalModel } from '../types.ts';
+import { float32, int64, onnxModel, output, type Runner } from './session.ts';
+import type { TimesFM2Manifest } from './store.ts';
 import { fillMissing, timesfmOutput, type TimesFMForecast } from './timesfm2p5.ts';
-import { fitInContextRegression, taskSets, type XRegSeries } from './timesfm-xreg.ts';
-
-export type TimesFM2Runner = (feeds: Feeds) => Promise<ort.InferenceSession.OnnxValueMapType>;
+import { forecastWithRegression, taskSets, type XRegSeries } from './timesfm-xreg.ts';
 
 export interface TimesFM2Input {
   readonly history: Float64Array;
@@ -41,7 +38,7 @@ const FREQUENCY_CLASS: Record<string, number> = { '10S': 0, min: 0, '5min': 0, '
 export const frequencyClass = (freq: string | undefined): number => (freq === undefined ? 0 : (FREQUENCY_CLASS[freq] ?? 0));
 
 /** The reference's forecast for series of one horizon: [series] -> point and channels [step]. */
-export async function predictTimesFM2(run: TimesFM2Runner, m: TimesFM2Manifest, inputs: readonly TimesFM2Input[], horizon: number): Promise<TimesFMForecast[]> {
+export async function predictTimesFM2(run: Runner, m: TimesFM2Manifest, inputs: readonly TimesFM2Input[], horizon: number): Promise<TimesFMForecast[]> {
   const C = m.context_length;
   const O = m.output_patch_len;
   const Q = m.quantile_levels.length + 1;
@@ -86,7 +83,7 @@ export async function predictTimesFM2(run: TimesFM2Runner, m: TimesFM2Manifest, 
   });
 }
 
-async function predictInBatches(run: TimesFM2Runner, m: TimesFM2Manifest, inputs: readonly TimesFM2Input[], horizon: number, batchSize: number): Promise<TimesFMForecast[]> {
+async function predictInBatches(run: Runner, m: TimesFM2Manifest, inputs: readonly TimesFM2Input[], horizon: number, batchSize: number): Promise<TimesFMForecast[]> {
   const out: TimesFMForecast[] = [];
   for (let start = 0; start < inputs.length; start += batchSize) out.push(...(await predictTimesFM2(run, m, inputs.slice(start, start + batchSize), horizon)));
   return out;
@@ -97,14 +94,10 @@ async function predictInBatches(run: TimesFM2Runner, m: TimesFM2Manifest, inputs
  * series, TimesFM on each residual, the horizon's fit added back (to every channel; the reference
  * returns the point alone), then the target's own scale restored.
  */
-export async function predictTimesFM2WithCovariates(run: TimesFM2Runner, m: TimesFM2Manifest, series: readonly (XRegSeries & { frequencyClass: number })[], horizon: number, batchSize = 256): Promise<TimesFMForecast[]> {
-  const fit = fitInContextRegression(series, horizon);
-  const forecasts = await predictInBatches(run, m, fit.residuals.map((history, i) => ({ history, frequencyClass: series[i].frequencyClass })), horizon, batchSize);
-  return forecasts.map((f, i) => {
-    const { mean, scale } = fit.scales[i];
-    const restore = (values: Float64Array) => values.map((v, t) => (v + fit.horizonFit[i][t]) * scale + mean);
-    return { point: restore(f.point), channels: f.channels.map(restore) };
-  });
+export async function predictTimesFM2WithCovariates(run: Runner, m: TimesFM2Manifest, series: readonly (XRegSeries & { frequencyClass: number })[], horizon: number, batchSize = 256): Promise<TimesFMForecast[]> {
+  return forecastWithRegression(series, horizon, (residuals) =>
+    predictInBatches(run, m, residuals.map((history, i) => ({ history, frequencyClass: series[i].frequencyClass })), horizon, batchSize),
+  );
 }
 
 /**
@@ -112,7 +105,7 @@ export async function predictTimesFM2WithCovariates(run: TimesFM2Runner, m: Time
  * known-future covariates in sets of one horizon, covariate names and creation time (so a
  * backtest's fit never uses values after its forecast's creation date).
  */
-export async function forecastTimesFM2(run: TimesFM2Runner, m: TimesFM2Manifest, tasks: readonly ForecastTask[], batchSize = 256): Promise<ForecastOutput[]> {
+export async function forecastTimesFM2(run: Runner, m: TimesFM2Manifest, tasks: readonly ForecastTask[], batchSize = 256): Promise<ForecastOutput[]> {
   const out: ForecastOutput[] = new Array(tasks.length);
   for (const { horizon, indices, future } of taskSets('timesfm-2', tasks)) {
     const inputs = indices.map((i) => ({ history: tasks[i].history, frequencyClass: frequencyClass(tasks[i].freq) }));
@@ -124,14 +117,5 @@ export async function forecastTimesFM2(run: TimesFM2Runner, m: TimesFM2Manifest,
   return out;
 }
 
-/** The service's timesfm-2: the installed model (MODELS_DIR/timesfm-2), checked per batch. */
-export function timesfm2Model(): GlobalModel {
-  return {
-    name: 'timesfm-2',
-    async forecastBatch(tasks: readonly ForecastTask[], _context: readonly ContextSeries[]): Promise<ForecastOutput[]> {
-      const installed = requireInstalled('timesfm-2');
-      const session = await sessionFor(installed);
-      return forecastTimesFM2((feeds) => session.run(feeds), installed.manifest, tasks);
-    },
-  };
-}
+/** The service's timesfm-2 (MODELS_DIR/timesfm-2). */
+export const timesfm2Model = (): GlobalModel => onnxModel('timesfm-2', (run, manifest, tasks) => forecastTimesFM2(run, manifest, tasks));

@@ -20,15 +20,12 @@
  * Output channels: 0 the mean head, 1..9 the levels 0.1..0.9; the point forecast is channel 5,
  * the median, as the reference returns it.
  */
-import type * as ort from 'onnxruntime-node';
-import type { ContextSeries, ForecastOutput, ForecastTask, GlobalModel } from '../types.ts';
+import type { ForecastOutput, ForecastTask, GlobalModel } from '../types.ts';
 import { ModelInputError } from '../types.ts';
 import { mapQuantileSteps } from './quantiles.ts';
-import { bool, float32, output, sessionFor, type Feeds } from './session.ts';
-import { requireInstalled, type TimesFM25Manifest } from './store.ts';
-import { fitInContextRegression, taskSets, type XRegSeries } from './timesfm-xreg.ts';
-
-export type TimesFMRunner = (feeds: Feeds) => Promise<ort.InferenceSession.OnnxValueMapType>;
+import { bool, float32, onnxModel, output, type Runner } from './session.ts';
+import type { TimesFM25Manifest } from './store.ts';
+import { forecastWithRegression, taskSets, type ChannelForecast, type XRegSeries } from './timesfm-xreg.ts';
 
 /** The reference's tolerance below which a spread counts as zero (timesfm.torch.util). */
 const TOLERANCE = 1e-6;
@@ -36,10 +33,7 @@ const TOLERANCE = 1e-6;
 type Flags = TimesFM25Manifest['forecast_config'];
 
 /** A series' forecast: the point and the 10 output channels, each [step]. */
-export interface TimesFMForecast {
-  point: Float64Array;
-  channels: Float64Array[];
-}
+export type TimesFMForecast = ChannelForecast;
 
 /** timesfm_2p5_base.strip_leading_nans then linear_interpolation (np.interp, flat at the ends). */
 export function fillMissing(history: Float64Array): Float64Array {
@@ -102,7 +96,7 @@ interface Decoded {
   spread: Float64Array[];
 }
 
-async function decode(run: TimesFMRunner, m: TimesFM25Manifest, inputs: Float64Array[], masks: Uint8Array[], steps: number): Promise<Decoded> {
+async function decode(run: Runner, m: TimesFM25Manifest, inputs: Float64Array[], masks: Uint8Array[], steps: number): Promise<Decoded> {
   const p = m.patch_size;
   const o = m.output_patch_len;
   const os = m.output_quantile_len;
@@ -181,7 +175,7 @@ async function decode(run: TimesFMRunner, m: TimesFM25Manifest, inputs: Float64A
  * The reference's forecast for series of one horizon, with the manifest's flags (the continuous
  * quantile head is left out past its length, which the reference refuses to compile).
  */
-export async function predictTimesFM25(run: TimesFMRunner, m: TimesFM25Manifest, histories: readonly Float64Array[], horizon: number): Promise<TimesFMForecast[]> {
+export async function predictTimesFM25(run: Runner, m: TimesFM25Manifest, histories: readonly Float64Array[], horizon: number): Promise<TimesFMForecast[]> {
   const p = m.patch_size;
   const o = m.output_patch_len;
   const q = m.quantile_levels.length + 1;
@@ -288,7 +282,7 @@ export function timesfmOutput(m: { readonly quantile_levels: readonly number[] }
  * (timesfm-xreg.ts), one linear fit per set of tasks with the same horizon, covariate names and
  * creation time (so a backtest's fit never uses values after the forecast's creation date).
  */
-export async function forecastTimesFM25(run: TimesFMRunner, m: TimesFM25Manifest, tasks: readonly ForecastTask[], batchSize = 256): Promise<ForecastOutput[]> {
+export async function forecastTimesFM25(run: Runner, m: TimesFM25Manifest, tasks: readonly ForecastTask[], batchSize = 256): Promise<ForecastOutput[]> {
   const out: ForecastOutput[] = new Array(tasks.length);
   for (const { horizon, indices, future } of taskSets('timesfm-2p5', tasks)) {
     const forecasts = future
@@ -299,7 +293,7 @@ export async function forecastTimesFM25(run: TimesFMRunner, m: TimesFM25Manifest
   return out;
 }
 
-async function predictInBatches(run: TimesFMRunner, m: TimesFM25Manifest, histories: readonly Float64Array[], horizon: number, batchSize: number): Promise<TimesFMForecast[]> {
+async function predictInBatches(run: Runner, m: TimesFM25Manifest, histories: readonly Float64Array[], horizon: number, batchSize: number): Promise<TimesFMForecast[]> {
   const out: TimesFMForecast[] = [];
   for (let start = 0; start < histories.length; start += batchSize) out.push(...(await predictTimesFM25(run, m, histories.slice(start, start + batchSize), horizon)));
   return out;
@@ -310,24 +304,9 @@ async function predictInBatches(run: TimesFMRunner, m: TimesFM25Manifest, histor
  * series, TimesFM on each residual, the horizon's fit added back to the point and every channel,
  * then the target's own scale restored.
  */
-export async function predictTimesFM25WithCovariates(run: TimesFMRunner, m: TimesFM25Manifest, series: readonly XRegSeries[], horizon: number, batchSize = 256): Promise<TimesFMForecast[]> {
-  const fit = fitInContextRegression(series, horizon);
-  const forecasts = await predictInBatches(run, m, fit.residuals, horizon, batchSize);
-  return forecasts.map((f, i) => {
-    const { mean, scale } = fit.scales[i];
-    const restore = (values: Float64Array) => values.map((v, t) => (v + fit.horizonFit[i][t]) * scale + mean);
-    return { point: restore(f.point), channels: f.channels.map(restore) };
-  });
+export async function predictTimesFM25WithCovariates(run: Runner, m: TimesFM25Manifest, series: readonly XRegSeries[], horizon: number, batchSize = 256): Promise<TimesFMForecast[]> {
+  return forecastWithRegression(series, horizon, (residuals) => predictInBatches(run, m, residuals, horizon, batchSize));
 }
 
-/** The service's timesfm-2p5: the installed model (MODELS_DIR/timesfm-2p5), checked per batch. */
-export function timesfm25Model(): GlobalModel {
-  return {
-    name: 'timesfm-2p5',
-    async forecastBatch(tasks: readonly ForecastTask[], _context: readonly ContextSeries[]): Promise<ForecastOutput[]> {
-      const installed = requireInstalled('timesfm-2p5');
-      const session = await sessionFor(installed);
-      return forecastTimesFM25((feeds) => session.run(feeds), installed.manifest, tasks);
-    },
-  };
-}
+/** The service's timesfm-2p5 (MODELS_DIR/timesfm-2p5). */
+export const timesfm25Model = (): GlobalModel => onnxModel('timesfm-2p5', (run, manifest, tasks) => forecastTimesFM25(run, manifest, tasks));

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { afterAll, beforeAll } from 'vitest';
-import type { Feeds } from '../../../models/foundation/session.ts';
+import type { Runner } from '../../../models/foundation/session.ts';
 import { requireInstalled, type FoundationName, type ManifestOf } from '../../../models/foundation/store.ts';
 
 export const FIXTURES_DIR = path.resolve(new URL('../../fixtures/onnx', import.meta.url).pathname);
@@ -20,7 +20,7 @@ export const toFloat64 = (values: JsonSeries): Float64Array => Float64Array.from
  * A fixture model for a test file: its manifest, and a runner on one ONNX Runtime session opened
  * before the file's tests and released after them.
  */
-export function useFixtureModel<N extends FoundationName>(name: N): { manifest: ManifestOf<N>; run: (feeds: Feeds) => Promise<ort.InferenceSession.OnnxValueMapType> } {
+export function useFixtureModel<N extends FoundationName>(name: N): { manifest: ManifestOf<N>; run: Runner } {
   const installed = requireInstalled(name, FIXTURES_DIR);
   let session: ort.InferenceSession | undefined;
   beforeAll(async () => {
