@@ -31,8 +31,10 @@ export function prepareForecast(request: ForecastRequest, modelName: string) {
 export async function computePredictions(request: ForecastRequest, modelName: string, lane: Lane = 'interactive'): Promise<PlannedPrediction[]> {
   const { model, planned } = prepareForecast(request, modelName);
   const tasks = planned.map((p) => p.task);
+  // only_as_context series matter only to a model that learns across series: others are not sent them.
+  const coupled = seriesAreCoupled(request, model);
   const results = model.loadGlobal
-    ? await runGlobalBatch(model.name, tasks, contextSeries(request), globalBatchOptions(request), seriesAreCoupled(request, model), lane)
+    ? await runGlobalBatch(model.name, tasks, coupled ? contextSeries(request) : [], globalBatchOptions(request), coupled, lane)
     : await runLocalTasks(model.name, tasks, lane);
   const levels = requestedQuantiles(request);
   return planned.map((p, i) => {
