@@ -75,7 +75,10 @@ export function createActivities(config: ActivityConfig) {
         });
         const levels = requestedQuantiles(chunk.request);
         await writeChunkParts(
-          { predictions: path.join(predictionsDir(config.dataDir, jobId), partName(chunkNumber)), metrics: path.join(metricsDir(config.dataDir, jobId), partName(chunkNumber)) },
+          {
+            predictions: path.join(predictionsDir(config.dataDir, jobId), partName(chunkNumber)),
+            metrics: path.join(metricsDir(config.dataDir, jobId), partName(chunkNumber)),
+          },
           {
             jobId,
             model: meta.model,
@@ -96,7 +99,10 @@ export function createActivities(config: ActivityConfig) {
     /** Counts what the job wrote: one metrics row per forecast, or the job is not complete. */
     async summarizeJob(jobId: string, expectedForecasts: number): Promise<JobSummary> {
       if (expectedForecasts === 0) return { forecasts: 0, predictionRows: 0, metricRows: 0 };
-      const counts = await countResultRows(path.join(predictionsDir(config.dataDir, jobId), '*.parquet'), path.join(metricsDir(config.dataDir, jobId), '*.parquet'));
+      const counts = await countResultRows(
+        path.join(predictionsDir(config.dataDir, jobId), '*.parquet'),
+        path.join(metricsDir(config.dataDir, jobId), '*.parquet'),
+      );
       if (counts.metricRows !== expectedForecasts) {
         throw ApplicationFailure.nonRetryable(`job wrote ${counts.metricRows} forecasts; expected ${expectedForecasts}`, 'internal_error');
       }

@@ -26,7 +26,13 @@ const num = (a: DuckDBAppender, v: number | null | undefined) => (v == null ? a.
  * and forecast creation date) as Parquet. Each file is written under a temporary name and
  * renamed into place, so a retried activity replaces its part instead of adding rows.
  */
-export async function writeChunkParts(files: { predictions: string; metrics: string }, keys: RowKeys, levels: number[], rows: PlannedPrediction[], attempt: number): Promise<void> {
+export async function writeChunkParts(
+  files: { predictions: string; metrics: string },
+  keys: RowKeys,
+  levels: number[],
+  rows: PlannedPrediction[],
+  attempt: number,
+): Promise<void> {
   const qcols = levels.map((l) => quantileColumn(quantileKey(l)));
   const connection = await (await db()).connect();
   const suffix = `${process.pid}_${attempt}_${Math.random().toString(36).slice(2)}`;
@@ -34,7 +40,9 @@ export async function writeChunkParts(files: { predictions: string; metrics: str
   const met = `met_${suffix}`;
   try {
     const ident = `job_id VARCHAR, model VARCHAR, series_index INTEGER, fcd_index INTEGER, fcd INTEGER, fcd_timestamp VARCHAR`;
-    await connection.run(`CREATE TEMP TABLE ${pred} (${ident}, step INTEGER, "timestamp" VARCHAR, mean DOUBLE${qcols.map((c) => `, ${c} DOUBLE`).join('')}, actual DOUBLE)`);
+    await connection.run(
+      `CREATE TEMP TABLE ${pred} (${ident}, step INTEGER, "timestamp" VARCHAR, mean DOUBLE${qcols.map((c) => `, ${c} DOUBLE`).join('')}, actual DOUBLE)`,
+    );
     await connection.run(`CREATE TEMP TABLE ${met} (${ident}, known_steps INTEGER, mae DOUBLE, mape DOUBLE, crps DOUBLE, wape DOUBLE, scaled_bias DOUBLE)`);
     const pa = await connection.createAppender(pred, 'main', 'temp');
     const ma = await connection.createAppender(met, 'main', 'temp');
@@ -71,7 +79,10 @@ export async function writeChunkParts(files: { predictions: string; metrics: str
     }
     pa.closeSync();
     ma.closeSync();
-    for (const [table, file] of [[pred, files.predictions], [met, files.metrics]] as const) {
+    for (const [table, file] of [
+      [pred, files.predictions],
+      [met, files.metrics],
+    ] as const) {
       fs.mkdirSync(path.dirname(file), { recursive: true });
       const tmp = `${file}.tmp-${suffix}`;
       await connection.run(`COPY ${table} TO '${tmp.replaceAll("'", "''")}' (FORMAT parquet)`);

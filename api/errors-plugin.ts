@@ -14,7 +14,12 @@ export function parseOr422<S extends z.ZodType>(schema: S, value: unknown, root:
     byPath.set(at, [...(byPath.get(at) ?? []), issue.message]);
   }
   const errors: FieldError[] = [...byPath].map(([path, messages]) => ({ path, message: [...new Set(messages)].join('; ') }));
-  throw new RequestError(422, 'invalid_request', `the ${root === 'body' ? 'request body' : root === 'query' ? 'query' : 'path'} failed validation (${errors.length} field${errors.length === 1 ? '' : 's'})`, errors);
+  throw new RequestError(
+    422,
+    'invalid_request',
+    `the ${root === 'body' ? 'request body' : root === 'query' ? 'query' : 'path'} failed validation (${errors.length} field${errors.length === 1 ? '' : 's'})`,
+    errors,
+  );
 }
 
 /** Fastify's own refusals (before our handlers run), mapped to problem+json. */

@@ -25,11 +25,16 @@ const SCHEMA = `CREATE TABLE IF NOT EXISTS api_keys (
   id VARCHAR PRIMARY KEY, principal VARCHAR NOT NULL, key_hash VARCHAR NOT NULL UNIQUE,
   prefix VARCHAR NOT NULL, created_at TIMESTAMPTZ NOT NULL, revoked_at TIMESTAMPTZ)`;
 
-async function withDatabase<T>(file: string, readOnly: boolean, work: (run: (sql: string, values?: Record<string, string>) => Promise<Record<string, unknown>[]>) => Promise<T>): Promise<T> {
+async function withDatabase<T>(
+  file: string,
+  readOnly: boolean,
+  work: (run: (sql: string, values?: Record<string, string>) => Promise<Record<string, unknown>[]>) => Promise<T>,
+): Promise<T> {
   const instance = await DuckDBInstance.create(file, readOnly ? { access_mode: 'READ_ONLY' } : {});
   const connection = await instance.connect();
   try {
-    const run = async (sql: string, values?: Record<string, string>) => (await connection.runAndReadAll(sql, values)).getRowObjectsJson() as Record<string, unknown>[];
+    const run = async (sql: string, values?: Record<string, string>) =>
+      (await connection.runAndReadAll(sql, values)).getRowObjectsJson() as Record<string, unknown>[];
     if (!readOnly) await run(SCHEMA);
     return await work(run);
   } finally {
@@ -51,8 +56,13 @@ export async function createKey(dataDir: string, principal: string): Promise<{ i
 
 export async function listKeys(dataDir: string): Promise<StoredKey[]> {
   if (!fs.existsSync(keysFile(dataDir))) return [];
-  return withDatabase(keysFile(dataDir), true, async (run) =>
-    (await run(`SELECT id, principal, prefix, created_at::VARCHAR AS created_at, revoked_at::VARCHAR AS revoked_at FROM api_keys ORDER BY created_at`)) as unknown as StoredKey[],
+  return withDatabase(
+    keysFile(dataDir),
+    true,
+    async (run) =>
+      (await run(
+        `SELECT id, principal, prefix, created_at::VARCHAR AS created_at, revoked_at::VARCHAR AS revoked_at FROM api_keys ORDER BY created_at`,
+      )) as unknown as StoredKey[],
   );
 }
 

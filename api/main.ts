@@ -12,7 +12,13 @@ const app = await buildServer(config, { logger: true, jobs });
 
 // Embedded by default: this process also works on jobs. RUN_WORKER=false leaves that to `npm run worker`.
 const worker = config.temporal.runWorker
-  ? await createJobWorker({ address: temporal.address, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue, dataDir: config.dataDir, forecastsPerChunk: config.jobs.forecastsPerChunk })
+  ? await createJobWorker({
+      address: temporal.address,
+      namespace: config.temporal.namespace,
+      taskQueue: config.temporal.taskQueue,
+      dataDir: config.dataDir,
+      forecastsPerChunk: config.jobs.forecastsPerChunk,
+    })
   : undefined;
 const working = worker?.run();
 

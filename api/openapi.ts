@@ -73,7 +73,10 @@ export function buildOpenApiDocument(defaultModel: string): ReturnType<typeof cr
   });
 }
 
-const parquet = (what: string) => ({ description: what, content: { 'application/vnd.apache.parquet': { schema: { type: 'string', contentMediaType: 'application/vnd.apache.parquet' } } } });
+const parquet = (what: string) => ({
+  description: what,
+  content: { 'application/vnd.apache.parquet': { schema: { type: 'string', contentMediaType: 'application/vnd.apache.parquet' } } },
+});
 
 /** Job endpoints under one prefix; the earlier variant's prefix is documented as deprecated. */
 function jobPaths(prefix: (typeof JOB_PREFIXES)[number], query: ReturnType<typeof ModelQuery>) {
@@ -121,7 +124,12 @@ function jobPaths(prefix: (typeof JOB_PREFIXES)[number], query: ReturnType<typeo
           deprecated,
           summary: 'Cancel a running job; it ends as failed with code cancelled.',
           requestParams: path,
-          responses: { '200': { description: 'Cancellation requested.', content: { 'application/json': { schema: { type: 'object' } } } }, '409': problemResponse('The job has already finished (`job_finished`).'), ...jobErrors, ...ERRORS },
+          responses: {
+            '200': { description: 'Cancellation requested.', content: { 'application/json': { schema: { type: 'object' } } } },
+            '409': problemResponse('The job has already finished (`job_finished`).'),
+            ...jobErrors,
+            ...ERRORS,
+          },
         },
       },
     ],
@@ -133,7 +141,12 @@ function jobPaths(prefix: (typeof JOB_PREFIXES)[number], query: ReturnType<typeo
           deprecated,
           summary: `The completed job's ${table} as one Parquet file.`,
           requestParams: path,
-          responses: { '200': parquet(`${table} (Parquet)`), '409': problemResponse('The job has not completed (`job_not_completed`).'), ...jobErrors, ...ERRORS },
+          responses: {
+            '200': parquet(`${table} (Parquet)`),
+            '409': problemResponse('The job has not completed (`job_not_completed`).'),
+            ...jobErrors,
+            ...ERRORS,
+          },
         },
       },
     ]),
@@ -142,9 +155,12 @@ function jobPaths(prefix: (typeof JOB_PREFIXES)[number], query: ReturnType<typeo
 
 /** POST /v1-beta/forecast: a multipart upload whose `query` part is the beta request. */
 function betaPath() {
-  const body = z
-    .object({ query: BetaQuery })
-    .catchall(z.string().meta({ contentMediaType: 'application/octet-stream', description: 'A data part (Parquet or uncompressed Arrow IPC), named by the caller and read through inline://<part name>.' }));
+  const body = z.object({ query: BetaQuery }).catchall(
+    z.string().meta({
+      contentMediaType: 'application/octet-stream',
+      description: 'A data part (Parquet or uncompressed Arrow IPC), named by the caller and read through inline://<part name>.',
+    }),
+  );
   return {
     post: {
       operationId: 'betaForecast',
@@ -152,7 +168,10 @@ function betaPath() {
       requestParams: { query: BetaModelQuery },
       requestBody: { required: true, content: { 'multipart/form-data': { schema: body, encoding: { query: { contentType: 'application/json' } } } } },
       responses: {
-        '200': { description: 'Forecasts, one row per (series, cutoff, step). The Server-Timing header splits upload, schema logic, model and assembly time.', content: { 'application/json': { schema: BetaResponse } } },
+        '200': {
+          description: 'Forecasts, one row per (series, cutoff, step). The Server-Timing header splits upload, schema logic, model and assembly time.',
+          content: { 'application/json': { schema: BetaResponse } },
+        },
         '400': problemResponse('The multipart body or the query part is malformed (`bad_request`, `invalid_json`).'),
         '413': problemResponse('The upload is larger than BETA_MAX_UPLOAD_BYTES (`payload_too_large`).'),
         '415': problemResponse('The body is not multipart/form-data (`unsupported_media_type`).'),

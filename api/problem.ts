@@ -10,7 +10,10 @@ export const ProblemDetails = z
     status: z.int().min(400).max(599),
     code: z.string(),
     detail: z.string().nullable().default(null),
-    errors: z.array(z.object({ path: z.string(), message: z.string() })).nullable().default(null),
+    errors: z
+      .array(z.object({ path: z.string(), message: z.string() }))
+      .nullable()
+      .default(null),
   })
   .meta({ id: 'ProblemDetails' });
 

@@ -39,7 +39,10 @@ export const rateLimitPlugin = fp(async (app: FastifyInstance, opts: { perSecond
     const wait = buckets.take(request.principal);
     if (wait > 0) {
       reply.header('Retry-After', String(wait));
-      return sendProblem(reply, problem(429, 'rate_limited', `rate limit of ${opts.perSecond} requests per second (bursts of ${opts.burst}) exceeded; retry in ${wait} s`));
+      return sendProblem(
+        reply,
+        problem(429, 'rate_limited', `rate limit of ${opts.perSecond} requests per second (bursts of ${opts.burst}) exceeded; retry in ${wait} s`),
+      );
     }
   });
 });

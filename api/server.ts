@@ -24,7 +24,13 @@ export async function buildServer(config: Config, options: { logger?: boolean; k
   app.get('/openapi', { config: { public: true } }, async () => openapi);
   await app.register(forecastRoutes, { defaultModel: config.defaultModel });
   await app.register(warmupRoutes, { defaultModel: config.defaultModel });
-  await app.register(betaRoutes, { dataDir: config.dataDir, maxUploadBytes: config.beta.maxUploadBytes, locator: config.beta, duckdbMemoryLimit: config.beta.duckdbMemoryLimit, duckdbInitSql: config.beta.duckdbInitSql });
+  await app.register(betaRoutes, {
+    dataDir: config.dataDir,
+    maxUploadBytes: config.beta.maxUploadBytes,
+    locator: config.beta,
+    duckdbMemoryLimit: config.beta.duckdbMemoryLimit,
+    duckdbInitSql: config.beta.duckdbInitSql,
+  });
   if (options.jobs) await app.register(jobRoutes, { defaultModel: config.defaultModel, dataDir: config.dataDir, jobs: options.jobs });
   return app;
 }

@@ -41,7 +41,10 @@ export async function computePredictions(request: ForecastRequest, modelName: st
     const result = results[i];
     const where = `body.series[${p.seriesIndex}]` + (request.series[p.seriesIndex].fcds ? `.fcds[${p.fcdPosition}]` : '');
     if (!result.ok) {
-      if (result.inputError) throw new RequestError(422, 'invalid_request', `model '${model.name}' cannot forecast series ${p.seriesIndex}: ${result.message}`, [{ path: where, message: result.message }]);
+      if (result.inputError)
+        throw new RequestError(422, 'invalid_request', `model '${model.name}' cannot forecast series ${p.seriesIndex}: ${result.message}`, [
+          { path: where, message: result.message },
+        ]);
       throw new ForecastFailedError(`model '${model.name}' failed on series ${p.seriesIndex} at forecast creation date ${p.fcd}: ${result.message}`);
     }
     if (!result.mean.every(Number.isFinite) || !result.quantiles.every((q) => q.every(Number.isFinite))) {

@@ -4,7 +4,15 @@
  * global model's whole request.
  */
 import { modelEntry } from '../models/registry.ts';
-import { ModelInputError, type ContextSeries, type ForecastOutput, type ForecastTask, type GlobalBatchOptions, type GlobalModel, type LocalModel } from '../models/types.ts';
+import {
+  ModelInputError,
+  type ContextSeries,
+  type ForecastOutput,
+  type ForecastTask,
+  type GlobalBatchOptions,
+  type GlobalModel,
+  type LocalModel,
+} from '../models/types.ts';
 
 export interface WorkerBatch {
   model: string;
@@ -14,9 +22,7 @@ export interface WorkerBatch {
   options?: GlobalBatchOptions;
 }
 
-export type WorkerResult =
-  | { ok: true; mean: Float64Array; quantiles: Float64Array[] }
-  | { ok: false; inputError: boolean; message: string };
+export type WorkerResult = { ok: true; mean: Float64Array; quantiles: Float64Array[] } | { ok: false; inputError: boolean; message: string };
 
 const loaded = new Map<string, Promise<LocalModel | GlobalModel>>();
 
@@ -32,7 +38,11 @@ function load(name: string): Promise<LocalModel | GlobalModel> {
   return model;
 }
 
-const failure = (err: unknown): WorkerResult => ({ ok: false, inputError: err instanceof ModelInputError, message: err instanceof Error ? err.message : String(err) });
+const failure = (err: unknown): WorkerResult => ({
+  ok: false,
+  inputError: err instanceof ModelInputError,
+  message: err instanceof Error ? err.message : String(err),
+});
 const success = (out: ForecastOutput): WorkerResult => ({ ok: true, mean: out.mean, quantiles: out.quantiles });
 
 export default async function runBatch(batch: WorkerBatch): Promise<WorkerResult[]> {

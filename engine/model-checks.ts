@@ -39,7 +39,10 @@ export function checkRequestAgainstModel(request: ForecastRequest, entry: ModelE
   const errors: FieldError[] = [];
   const supports = (kind: CovariateKind) => entry.capabilities.covariates.includes(kind);
   const refuse = (path: string, kind: CovariateKind) =>
-    errors.push({ path, message: `model '${entry.name}' does not use ${KIND_LABEL[kind]}; models that do: ${modelsSupporting(kind) || 'none on this server'}` });
+    errors.push({
+      path,
+      message: `model '${entry.name}' does not use ${KIND_LABEL[kind]}; models that do: ${modelsSupporting(kind) || 'none on this server'}`,
+    });
 
   if (request.model_config && request.model_config.model !== entry.name) {
     errors.push({ path: 'body.model_config.model', message: `is '${request.model_config.model}' but the request's model is '${entry.name}'` });

@@ -33,7 +33,12 @@ export function buildPrediction(serie: InputSerie, fcd: number, horizon: number,
   let metrics: Metrics | null = null;
   if (knownSteps > 0) {
     const actual = serie.target.slice(fcd, fcd + knownSteps);
-    metrics = computeMetrics(actual, output.mean.subarray(0, knownSteps), levels, output.quantiles.map((q) => q.subarray(0, knownSteps)));
+    metrics = computeMetrics(
+      actual,
+      output.mean.subarray(0, knownSteps),
+      levels,
+      output.quantiles.map((q) => q.subarray(0, knownSteps)),
+    );
   }
   return { prediction, index: forecastIndex(serie, fcd, horizon, freq), metrics };
 }

@@ -109,7 +109,15 @@ export const ModelConfig = z
   .discriminatedUnion('model', [
     z.strictObject({ model: z.literal('aarima'), config: z.strictObject({ season_length: SeasonLength.default(null) }) }),
     z.strictObject({ model: z.literal('aets'), config: z.strictObject({ season_length: SeasonLength.default(null) }) }),
-    z.strictObject({ model: z.literal('chronos-2'), config: z.strictObject({ is_global: z.boolean().default(false).meta({ description: 'Cross-learning: the series that share a forecast creation time are forecast jointly, so related series inform each other (only_as_context series included, cut at that time).' }) }) }),
+    z.strictObject({
+      model: z.literal('chronos-2'),
+      config: z.strictObject({
+        is_global: z.boolean().default(false).meta({
+          description:
+            'Cross-learning: the series that share a forecast creation time are forecast jointly, so related series inform each other (only_as_context series included, cut at that time).',
+        }),
+      }),
+    }),
     z.strictObject({ model: z.literal('naive'), config: z.strictObject({ season_length: SeasonLength.default(1) }) }),
     z.strictObject({ model: z.literal('seasonal-naive'), config: z.strictObject({ season_length: SeasonLength.default(null) }) }),
   ])
@@ -147,27 +155,45 @@ function checkLengths(req: z.output<z.ZodObject<any>>, ctx: z.RefinementCtx): vo
     } else {
       const times = s.index.map(instantMillis);
       const bad = times.findIndex((t, j) => j > 0 && !(t > times[j - 1]));
-      if (bad > 0) ctx.addIssue({ code: 'custom', path: at('index', bad), message: `index must increase strictly: ${s.index[bad]} does not come after ${s.index[bad - 1]}` });
+      if (bad > 0)
+        ctx.addIssue({
+          code: 'custom',
+          path: at('index', bad),
+          message: `index must increase strictly: ${s.index[bad]} does not come after ${s.index[bad - 1]}`,
+        });
     }
     s.fcds?.forEach((k, j) => {
-      if (k > n) ctx.addIssue({ code: 'custom', path: at('fcds', j), message: `forecast creation date ${k} is past the end of the target (${n} observations)` });
+      if (k > n)
+        ctx.addIssue({ code: 'custom', path: at('fcds', j), message: `forecast creation date ${k} is past the end of the target (${n} observations)` });
     });
     const lastFcd = s.fcds ? Math.max(...s.fcds) : n;
     const histLengths = [...new Set([n, lastFcd])];
     for (const [name, values] of Object.entries(s.hist_variables)) {
       if (!histLengths.includes(values.length)) {
-        ctx.addIssue({ code: 'custom', path: at('hist_variables', name), message: `has ${values.length} values; expected ${histLengths.join(' or ')} (the target length${s.fcds ? ' or the largest forecast creation date' : ''})` });
+        ctx.addIssue({
+          code: 'custom',
+          path: at('hist_variables', name),
+          message: `has ${values.length} values; expected ${histLengths.join(' or ')} (the target length${s.fcds ? ' or the largest forecast creation date' : ''})`,
+        });
       }
     }
     const futureLengths = [...new Set([lastFcd + horizon, n + horizon])];
     for (const [name, values] of Object.entries(s.future_variables)) {
       if (!futureLengths.includes(values.length)) {
-        ctx.addIssue({ code: 'custom', path: at('future_variables', name), message: `has ${values.length} values; expected ${futureLengths.join(' or ')} (history length${s.fcds ? ' up to the largest forecast creation date' : ''} + horizon ${horizon})` });
+        ctx.addIssue({
+          code: 'custom',
+          path: at('future_variables', name),
+          message: `has ${values.length} values; expected ${futureLengths.join(' or ')} (history length${s.fcds ? ' up to the largest forecast creation date' : ''} + horizon ${horizon})`,
+        });
       }
     }
     const futureLength = Object.values(s.future_variables)[0]?.length;
     if (s.future_variables_index.length > 0 && futureLength !== undefined && s.future_variables_index.length !== futureLength) {
-      ctx.addIssue({ code: 'custom', path: at('future_variables_index'), message: `has ${s.future_variables_index.length} entries; the future variables have ${futureLength} values` });
+      ctx.addIssue({
+        code: 'custom',
+        path: at('future_variables_index'),
+        message: `has ${s.future_variables_index.length} entries; the future variables have ${futureLength} values`,
+      });
     }
   });
 }

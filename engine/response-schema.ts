@@ -13,7 +13,9 @@ export const MetricsSchema = z
 
 export const PredictionSchema = z
   .object({
-    prediction: z.record(z.string(), z.array(z.number())).meta({ description: '`mean` and one key per requested quantile, written as its decimal string ("0.1").' }),
+    prediction: z
+      .record(z.string(), z.array(z.number()))
+      .meta({ description: '`mean` and one key per requested quantile, written as its decimal string ("0.1").' }),
     index: z.array(z.string()),
     metrics: MetricsSchema.nullable(),
   })

@@ -21,8 +21,7 @@ export interface ParsedTimestamp {
   format: IndexFormat;
 }
 
-const PATTERN =
-  /^(\d{4})-(\d{2})-(\d{2})(?:([T ])(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
+const PATTERN = /^(\d{4})-(\d{2})-(\d{2})(?:([T ])(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
 
 /** Parses one index entry; null when it is not a valid calendar date or date-time. */
 export function parseTimestamp(text: string): ParsedTimestamp | null {

@@ -51,7 +51,14 @@ export async function runLocalTasks(model: string, tasks: ForecastTask[], lane: 
  * one batch on one worker thread; independent ones are split into one contiguous batch per
  * thread, so a large request uses every core while each batch stays large for the model.
  */
-export async function runGlobalBatch(model: string, tasks: ForecastTask[], context: ContextSeries[], options: GlobalBatchOptions = {}, coupled = true, lane: Lane = 'interactive'): Promise<WorkerResult[]> {
+export async function runGlobalBatch(
+  model: string,
+  tasks: ForecastTask[],
+  context: ContextSeries[],
+  options: GlobalBatchOptions = {},
+  coupled = true,
+  lane: Lane = 'interactive',
+): Promise<WorkerResult[]> {
   if (tasks.length === 0) return [];
   const p = getPool();
   const size = coupled ? tasks.length : Math.ceil(tasks.length / p.options.maxThreads);

@@ -46,7 +46,8 @@ export function autoArimaForecast(task: ForecastTask): ForecastOutput {
   } catch (err) {
     // R stops on these too ("Not enough data to proceed", "No suitable ARIMA model found",
     // "xreg is rank deficient").
-    if (err instanceof AutoArimaError) throw new ModelInputError(`aarima: ${err.message}${xreg && /xreg/.test(err.message) ? ` (regressors: ${xreg.fit.names.join(', ')})` : ''}`);
+    if (err instanceof AutoArimaError)
+      throw new ModelInputError(`aarima: ${err.message}${xreg && /xreg/.test(err.message) ? ` (regressors: ${xreg.fit.names.join(', ')})` : ''}`);
     throw err;
   }
   const { mean, sd } = forecastModel(model, task.horizon, xreg?.future);

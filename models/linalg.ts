@@ -240,4 +240,3 @@ export function congruence(M: ArrayLike<number>, B: ArrayLike<number>, k: number
   }
   return out;
 }
-

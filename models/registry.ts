@@ -29,7 +29,13 @@ const FULL_EXOGENOUS: readonly CovariateKind[] = ['historical', 'future', 'stati
 
 const local = (covariates: readonly CovariateKind[] = NONE): ModelCapabilities => ({ covariates, maxContext: null, needsWeights: false, global: false });
 /** Foundation models: their context length comes from the installed model's manifest. */
-const foundation = (covariates: readonly CovariateKind[], couplesSeries: ModelCapabilities['couplesSeries'] = 'always'): ModelCapabilities => ({ covariates, maxContext: null, needsWeights: true, global: true, couplesSeries });
+const foundation = (covariates: readonly CovariateKind[], couplesSeries: ModelCapabilities['couplesSeries'] = 'always'): ModelCapabilities => ({
+  covariates,
+  maxContext: null,
+  needsWeights: true,
+  global: true,
+  couplesSeries,
+});
 
 const NO_ADAPTER =
   'this server has no adapter for this foundation model yet, so installing its weights would not help (the README\'s "Foundation models" section gives the input/output contract an adapter expects)';
@@ -82,7 +88,11 @@ const ENTRIES: ModelEntry[] = [
     installed: installedFoundation('timesfm-2'),
   },
   // The reference's covariate table is silent on these: they are taken as univariate.
-  ...['tirex', 'tirex-2', 'toto-2', 't0-alpha', 't0-beta', 'tabicl', 'reverso', 'patchtst-fm'].map((name) => ({ name, capabilities: foundation(NONE), unavailableReason: NO_ADAPTER })),
+  ...['tirex', 'tirex-2', 'toto-2', 't0-alpha', 't0-beta', 'tabicl', 'reverso', 'patchtst-fm'].map((name) => ({
+    name,
+    capabilities: foundation(NONE),
+    unavailableReason: NO_ADAPTER,
+  })),
   // The earlier variant's model list (reference 9.3); none of these is served any more.
   ...['moirai', 'chronos', 'chronos-bolt', 'timesfm', 'time-moe'].map((name) => ({
     name,

@@ -26,7 +26,10 @@ if (!installed) {
       console.error("Object-store locators need DuckDB's httpfs extension: run INSTALL httpfs in DuckDB where extensions.duckdb.org is reachable.");
       process.exit(1);
     }
-    const file = execFileSync('find', [path.join(dir, 'x'), '-name', 'httpfs.duckdb_extension']).toString().trim().split('\n')[0];
+    const file = execFileSync('find', [path.join(dir, 'x'), '-name', 'httpfs.duckdb_extension'])
+      .toString()
+      .trim()
+      .split('\n')[0];
     await c.run(`INSTALL '${file.replaceAll("'", "''")}'`);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });

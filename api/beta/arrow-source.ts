@@ -1,5 +1,16 @@
 import fs from 'node:fs';
-import { BIGINT, BOOLEAN, DOUBLE, DuckDBDataChunk, DuckDBTimestampValue, TIMESTAMP, VARCHAR, type DuckDBConnection, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
+import {
+  BIGINT,
+  BOOLEAN,
+  DOUBLE,
+  DuckDBDataChunk,
+  DuckDBTimestampValue,
+  TIMESTAMP,
+  VARCHAR,
+  type DuckDBConnection,
+  type DuckDBType,
+  type DuckDBValue,
+} from '@duckdb/node-api';
 import { AsyncMessageReader, CompressionType, DataType, MessageHeader, RecordBatchReader, util, type Field, type Vector } from 'apache-arrow';
 import { RequestError } from '../../engine/errors.ts';
 import { sqlIdent } from '../../engine/beta/duckdb.ts';
@@ -34,7 +45,11 @@ function mapType(type: DataType): Mapped | null {
   if (DataType.isFloat(type)) return { type: DOUBLE, typeName: 'DOUBLE', convert: asNumber };
   if (DataType.isDecimal(type)) {
     const scale = type.scale;
-    return { type: DOUBLE, typeName: 'DOUBLE', convert: (v) => (v === null || v === undefined ? null : util.bigNumToNumber(v as Parameters<typeof util.bigNumToNumber>[0], scale)) };
+    return {
+      type: DOUBLE,
+      typeName: 'DOUBLE',
+      convert: (v) => (v === null || v === undefined ? null : util.bigNumToNumber(v as Parameters<typeof util.bigNumToNumber>[0], scale)),
+    };
   }
   if (DataType.isBool(type)) return { type: BOOLEAN, typeName: 'BOOLEAN', convert: asBoolean };
   if (DataType.isUtf8(type) || DataType.isLargeUtf8(type)) return { type: VARCHAR, typeName: 'VARCHAR', convert: asString };
@@ -104,7 +119,10 @@ function unsupported(label: string, path: string, field: Field): RequestError {
 
 async function appendBatches(c: DuckDBConnection, table: string, reader: RecordBatchReader, fields: Field[], mapped: Mapped[]): Promise<void> {
   const appender = await c.createAppender(table, 'main', 'temp');
-  const chunk = DuckDBDataChunk.create(mapped.map((m) => m.type), CHUNK_ROWS);
+  const chunk = DuckDBDataChunk.create(
+    mapped.map((m) => m.type),
+    CHUNK_ROWS,
+  );
   try {
     for await (const batch of reader) {
       const vectors = fields.map((f) => batch.getChild(f.name) as Vector);

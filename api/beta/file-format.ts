@@ -25,7 +25,9 @@ export async function detectFormat(file: string): Promise<Detected> {
     if (head.subarray(0, 4).equals(PARQUET)) {
       const tail = Buffer.alloc(4);
       if (size >= 12) await handle.read(tail, 0, 4, size - 4);
-      return tail.equals(PARQUET) ? { format: 'parquet' } : { format: null, reason: 'it starts like Parquet but has no Parquet footer (was the upload cut short?)' };
+      return tail.equals(PARQUET)
+        ? { format: 'parquet' }
+        : { format: null, reason: 'it starts like Parquet but has no Parquet footer (was the upload cut short?)' };
     }
     return { format: null, reason: guess(head) };
   } finally {

@@ -46,9 +46,14 @@ export async function resolveSources(query: BetaQuery, upload: Upload, locator: 
     if (!upload.parts.has(name)) errors.push({ path: `${ref.path}.uri`, message: missingPart(name, upload) });
   }
   for (const name of upload.parts.keys()) {
-    if (!read.has(name)) errors.push({ path: `body.${name}`, message: `part '${name}' was uploaded but the query does not read it; name it in an ${INLINE}${name} URI, or leave it out` });
+    if (!read.has(name))
+      errors.push({
+        path: `body.${name}`,
+        message: `part '${name}' was uploaded but the query does not read it; name it in an ${INLINE}${name} URI, or leave it out`,
+      });
   }
-  if (errors.length > 0) throw new RequestError(422, 'invalid_request', errors.length === 1 ? errors[0].message : 'the query and the uploaded parts do not match', errors);
+  if (errors.length > 0)
+    throw new RequestError(422, 'invalid_request', errors.length === 1 ? errors[0].message : 'the query and the uploaded parts do not match', errors);
 
   const resolved: TableSource[] = [];
   for (const ref of refs) {

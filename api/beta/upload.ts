@@ -36,9 +36,11 @@ const MAX_PARTS = 64;
 
 export const uploadsDir = (dataDir: string) => path.join(dataDir, 'beta-uploads');
 
-const tooLarge = (maxBytes: number) => new RequestError(413, 'payload_too_large', `the upload is larger than this server accepts (${maxBytes} bytes, BETA_MAX_UPLOAD_BYTES)`);
+const tooLarge = (maxBytes: number) =>
+  new RequestError(413, 'payload_too_large', `the upload is larger than this server accepts (${maxBytes} bytes, BETA_MAX_UPLOAD_BYTES)`);
 const invalid = (path: string, message: string) => new RequestError(422, 'invalid_request', message, [{ path, message }]);
-const invalidJson = (detail: string) => new RequestError(400, 'invalid_json', `the query part is not valid JSON: ${detail}`, [{ path: 'body.query', message: 'not valid JSON' }]);
+const invalidJson = (detail: string) =>
+  new RequestError(400, 'invalid_json', `the query part is not valid JSON: ${detail}`, [{ path: 'body.query', message: 'not valid JSON' }]);
 
 /** Counts the bytes of the whole upload and stops it past the limit. */
 function byteCounter(upload: Upload, maxBytes: number): Transform {
@@ -76,7 +78,8 @@ function fromMultipartError(error: unknown, maxBytes: number): unknown {
   }
   if (error instanceof RequestError) return error;
   const message = (error as Error).message ?? String(error);
-  if (/multipart|boundary|terminated early|closed before/i.test(message)) return new RequestError(400, 'bad_request', `the multipart body is malformed: ${message}`);
+  if (/multipart|boundary|terminated early|closed before/i.test(message))
+    return new RequestError(400, 'bad_request', `the multipart body is malformed: ${message}`);
   return error;
 }
 

@@ -11,9 +11,7 @@ import type { ForecastRequest } from '../../engine/request-schema.ts';
 import type { JobProgress } from '../../workflows/forecast-job.ts';
 
 export type JobState =
-  | { status: 'in_progress'; progress: JobProgress | null }
-  | { status: 'completed' }
-  | { status: 'failed'; error: { code: string; message: string } };
+  { status: 'in_progress'; progress: JobProgress | null } | { status: 'completed' } | { status: 'failed'; error: { code: string; message: string } };
 
 export interface JobsConfig {
   dataDir: string;
@@ -52,7 +50,11 @@ export class JobService {
     writeJson(jobRequestFile(this.config.dataDir, jobId), request);
     writeJson(jobMetaFile(this.config.dataDir, jobId), meta);
     try {
-      await this.client.workflow.start('forecastJob', { taskQueue: this.config.taskQueue, workflowId: jobId, args: [{ jobId, parallelism: this.config.parallelism, heartbeatTimeoutMs: this.config.heartbeatTimeoutMs }] });
+      await this.client.workflow.start('forecastJob', {
+        taskQueue: this.config.taskQueue,
+        workflowId: jobId,
+        args: [{ jobId, parallelism: this.config.parallelism, heartbeatTimeoutMs: this.config.heartbeatTimeoutMs }],
+      });
     } catch (err) {
       // No workflow, no job: leave nothing behind that polling would find.
       fs.rmSync(jobDir(this.config.dataDir, jobId), { recursive: true, force: true });
@@ -76,7 +78,8 @@ export class JobService {
     try {
       description = await handle.describe();
     } catch (err) {
-      if (err instanceof WorkflowNotFoundError) return { status: 'failed', error: { code: 'lost', message: 'the job is not known to the workflow service any more' } };
+      if (err instanceof WorkflowNotFoundError)
+        return { status: 'failed', error: { code: 'lost', message: 'the job is not known to the workflow service any more' } };
       throw err;
     }
     switch (description.status.name) {

@@ -35,7 +35,11 @@ async function readSeriesRange(dataDir: string, meta: JobMeta, from: number, to:
     );
     for (const row of predictions.getRows()) {
       const [series, fcd, timestamp, mean, ...quantiles] = row as [number, number, string, number, ...number[]];
-      const entry = (out[series - from][fcd] ??= { prediction: { mean: [], ...Object.fromEntries(keys.map((k) => [k, [] as number[]])) }, index: [], metrics: null });
+      const entry = (out[series - from][fcd] ??= {
+        prediction: { mean: [], ...Object.fromEntries(keys.map((k) => [k, [] as number[]])) },
+        index: [],
+        metrics: null,
+      });
       entry.index.push(timestamp);
       entry.prediction.mean.push(mean);
       keys.forEach((k, q) => entry.prediction[k].push(quantiles[q]));
@@ -76,7 +80,9 @@ export async function exportParquet(dataDir: string, jobId: string, table: 'pred
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const tmp = `${file}.tmp-${process.pid}-${Date.now()}`;
   const order = table === 'predictions' ? 'series_index, fcd_index, step' : 'series_index, fcd_index';
-  await withConnection((c) => c.run(`COPY (SELECT * FROM read_parquet(${sqlString(path.join(parts, '*.parquet'))}) ORDER BY ${order}) TO ${sqlString(tmp)} (FORMAT parquet)`));
+  await withConnection((c) =>
+    c.run(`COPY (SELECT * FROM read_parquet(${sqlString(path.join(parts, '*.parquet'))}) ORDER BY ${order}) TO ${sqlString(tmp)} (FORMAT parquet)`),
+  );
   fs.renameSync(tmp, file);
   return file;
 }

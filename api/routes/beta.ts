@@ -30,7 +30,8 @@ export const BetaModelQuery = z.strictObject({
   region: z.enum(['us', 'eu']).optional(),
 });
 
-const NOT_MULTIPART = 'send multipart/form-data: a part named "query" (application/json) holding the beta request, and one part per data file (Parquet or Arrow IPC)';
+const NOT_MULTIPART =
+  'send multipart/form-data: a part named "query" (application/json) holding the beta request, and one part per data file (Parquet or Arrow IPC)';
 
 /**
  * POST /v1-beta/forecast (reference 4.6): an encapsulated plugin, so its multipart parser and
@@ -61,7 +62,8 @@ export async function betaRoutes(app: FastifyInstance, opts: BetaRouteOptions): 
       const started = performance.now();
       const upload = await receiveUpload(request, { dir, maxBytes: opts.maxUploadBytes });
       const uploadMs = performance.now() - started;
-      if (upload.query === undefined) throw new RequestError(422, 'invalid_request', `no "query" part: ${NOT_MULTIPART}`, [{ path: 'body.query', message: 'required' }]);
+      if (upload.query === undefined)
+        throw new RequestError(422, 'invalid_request', `no "query" part: ${NOT_MULTIPART}`, [{ path: 'body.query', message: 'required' }]);
       const query = parseBetaQuery(upload.query);
       checkBetaQueryAgainstModel(query, model);
       const sources = await resolveSources(query, upload, opts.locator);

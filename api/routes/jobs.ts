@@ -41,7 +41,11 @@ export const JobStatusResponse = z
 export const JobListQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(1000).default(100) });
 
 export const JobSubmitted = z
-  .object({ job_id: z.string(), call_id: z.string().meta({ description: 'The same identifier, under the name the reference example uses.' }), status: z.literal('in_progress') })
+  .object({
+    job_id: z.string(),
+    call_id: z.string().meta({ description: 'The same identifier, under the name the reference example uses.' }),
+    status: z.literal('in_progress'),
+  })
   .meta({ id: 'JobSubmitted' });
 
 /**
@@ -64,7 +68,9 @@ export async function jobRoutes(app: FastifyInstance, opts: { defaultModel: stri
       const { limit } = parseOr422(JobListQuery, request.query, 'query');
       const metas = jobs.list(request.principal, limit);
       const states = await Promise.all(metas.map((m) => jobs.state(m.job_id)));
-      return { jobs: metas.map((m, i) => ({ job_id: m.job_id, model: m.model, created_at: m.created_at, series: m.series, forecasts: m.forecasts, ...states[i] })) };
+      return {
+        jobs: metas.map((m, i) => ({ job_id: m.job_id, model: m.model, created_at: m.created_at, series: m.series, forecasts: m.forecasts, ...states[i] })),
+      };
     });
 
     app.get(`${prefix}/:job_id`, async (request, reply) => {
@@ -73,14 +79,17 @@ export async function jobRoutes(app: FastifyInstance, opts: { defaultModel: stri
       const meta = jobs.meta(job_id, request.principal);
       const state = await jobs.state(job_id);
       if (state.status !== 'completed') return { job_id, ...state, series: null };
-      return reply.type('application/json; charset=utf-8').send(Readable.from(completedJobBody(opts.dataDir, meta, { offset: page.offset, limit: page.limit ?? null })));
+      return reply
+        .type('application/json; charset=utf-8')
+        .send(Readable.from(completedJobBody(opts.dataDir, meta, { offset: page.offset, limit: page.limit ?? null })));
     });
 
     app.post(`${prefix}/:job_id/cancel`, async (request) => {
       const { job_id } = parseOr422(JobIdParams, request.params, 'path');
       jobs.meta(job_id, request.principal);
       const before = await jobs.state(job_id);
-      if (before.status !== 'in_progress') throw new RequestError(409, 'job_finished', `job '${job_id}' has already finished (${before.status}); there is nothing to cancel`);
+      if (before.status !== 'in_progress')
+        throw new RequestError(409, 'job_finished', `job '${job_id}' has already finished (${before.status}); there is nothing to cancel`);
       await jobs.cancel(job_id);
       return { job_id, status: 'cancelling' };
     });
@@ -90,7 +99,8 @@ export async function jobRoutes(app: FastifyInstance, opts: { defaultModel: stri
         const { job_id } = parseOr422(JobIdParams, request.params, 'path');
         jobs.meta(job_id, request.principal);
         const state = await jobs.state(job_id);
-        if (state.status !== 'completed') throw new RequestError(409, 'job_not_completed', `job '${job_id}' is ${state.status}; its results can be downloaded once it has completed`);
+        if (state.status !== 'completed')
+          throw new RequestError(409, 'job_not_completed', `job '${job_id}' is ${state.status}; its results can be downloaded once it has completed`);
         const file = await exportParquet(opts.dataDir, job_id, table);
         if (!file) throw new RequestError(404, 'not_found', `job '${job_id}' has no ${table}`);
         return reply

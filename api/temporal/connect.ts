@@ -13,7 +13,12 @@ export async function connectTemporal(config: Config): Promise<TemporalHandle> {
   let devServer: DevServer | undefined;
   let address = config.temporal.address;
   if (!address) {
-    devServer = await startDevServer({ cliPath: config.temporal.cliPath, dataDir: config.dataDir, port: config.temporal.devPort, namespace: config.temporal.namespace });
+    devServer = await startDevServer({
+      cliPath: config.temporal.cliPath,
+      dataDir: config.dataDir,
+      port: config.temporal.devPort,
+      namespace: config.temporal.namespace,
+    });
     address = devServer.address;
   }
   const connection = await Connection.connect({ address });

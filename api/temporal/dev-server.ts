@@ -37,10 +37,26 @@ export async function startDevServer(options: { cliPath: string; dataDir: string
   // A server left running by a previous process of ours (killed without cleanup) is reused.
   if (await portOpen(options.port)) return { address, stop: async () => undefined };
   if (!fs.existsSync(options.cliPath)) {
-    throw new Error(`the Temporal CLI is not at ${options.cliPath}: run 'bash scripts/ensure-temporal-cli.sh' (npm start and npm test do), set TEMPORAL_CLI, or set TEMPORAL_ADDRESS to use an existing cluster`);
+    throw new Error(
+      `the Temporal CLI is not at ${options.cliPath}: run 'bash scripts/ensure-temporal-cli.sh' (npm start and npm test do), set TEMPORAL_CLI, or set TEMPORAL_ADDRESS to use an existing cluster`,
+    );
   }
   fs.mkdirSync(options.dataDir, { recursive: true });
-  const args = ['server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', String(options.port), '--db-filename', path.join(options.dataDir, 'temporal.sqlite'), '--log-level', 'error', '--namespace', options.namespace];
+  const args = [
+    'server',
+    'start-dev',
+    '--headless',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(options.port),
+    '--db-filename',
+    path.join(options.dataDir, 'temporal.sqlite'),
+    '--log-level',
+    'error',
+    '--namespace',
+    options.namespace,
+  ];
   const child = spawn(options.cliPath, args, { stdio: ['ignore', 'ignore', 'inherit'] });
   await waitForPort(options.port, child, 60_000);
   return {

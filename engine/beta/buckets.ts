@@ -60,15 +60,24 @@ export function bucketQuery(spec: BucketSpec, pass: number): string {
     ...spec.targets.map((t) => `${valueExpression(t.name)} AS __${t.column}`),
     ...spec.historical.map((h) => `${valueExpression(h.name)} AS __${h.column}`),
   ];
-  const join = spec.ids.length ? `JOIN beta_ids d ON ${spec.ids.map((id) => `CAST(beta_input.${sqlIdent(id.name)} AS VARCHAR) = d.${id.column}`).join(' AND ')}` : '';
+  const join = spec.ids.length
+    ? `JOIN beta_ids d ON ${spec.ids.map((id) => `CAST(beta_input.${sqlIdent(id.name)} AS VARCHAR) = d.${id.column}`).join(' AND ')}`
+    : '';
   const slice = spec.batches > 1 ? `WHERE d.sid % ${spec.batches} = ${pass}` : '';
-  const combined = [...spec.targets.map((t) => `CAST(${BUCKET[t.aggregate](`__${t.column}`)} AS DOUBLE) AS ${t.column}`), ...spec.historical.map((h) => `avg(__${h.column}) AS ${h.column}`)];
+  const combined = [
+    ...spec.targets.map((t) => `CAST(${BUCKET[t.aggregate](`__${t.column}`)} AS DOUBLE) AS ${t.column}`),
+    ...spec.historical.map((h) => `avg(__${h.column}) AS ${h.column}`),
+  ];
   return `SELECT sid, k, ${combined.join(', ')} FROM (SELECT ${numbered.join(', ')} FROM beta_input ${join} ${slice}) GROUP BY sid, k`;
 }
 
 /** The aggregation into the table `beta_bucketed`, pass by pass. */
 export async function bucketIntoTable(c: DuckDBConnection, spec: BucketSpec): Promise<void> {
-  await c.run(`CREATE TEMP TABLE beta_bucketed (sid INTEGER, k BIGINT${bucketColumns(spec).map((v) => `, ${v} DOUBLE`).join('')})`);
+  await c.run(
+    `CREATE TEMP TABLE beta_bucketed (sid INTEGER, k BIGINT${bucketColumns(spec)
+      .map((v) => `, ${v} DOUBLE`)
+      .join('')})`,
+  );
   for (let pass = 0; pass < spec.batches; pass++) await c.run(`INSERT INTO beta_bucketed ${bucketQuery(spec, pass)}`);
 }
 
@@ -88,13 +97,31 @@ export interface SeriesArrays {
  * step turns out missing (a gap to impute or report), null is returned and the caller takes the
  * table path, which fills and checks gaps in SQL.
  */
-export async function streamCompleteSeries(c: DuckDBConnection, spec: BucketSpec, dictionary: Map<number, (string | null)[]>, level: Level): Promise<SeriesArrays[] | null> {
-  const join = spec.ids.length ? `JOIN beta_ids d ON ${spec.ids.map((id) => `CAST(beta_input.${sqlIdent(id.name)} AS VARCHAR) = d.${id.column}`).join(' AND ')}` : '';
-  const spans = (await c.runAndReadAll(`SELECT sid, CAST(min(k) AS DOUBLE), CAST(max(k) AS DOUBLE) FROM (SELECT ${spec.ids.length ? 'd.sid' : '0 AS sid'}, ${stepIndexSql(spec.time, spec.freq)} AS k FROM beta_input ${join}) GROUP BY sid ORDER BY sid`)).getRowsJS() as number[][];
+export async function streamCompleteSeries(
+  c: DuckDBConnection,
+  spec: BucketSpec,
+  dictionary: Map<number, (string | null)[]>,
+  level: Level,
+): Promise<SeriesArrays[] | null> {
+  const join = spec.ids.length
+    ? `JOIN beta_ids d ON ${spec.ids.map((id) => `CAST(beta_input.${sqlIdent(id.name)} AS VARCHAR) = d.${id.column}`).join(' AND ')}`
+    : '';
+  const spans = (
+    await c.runAndReadAll(
+      `SELECT sid, CAST(min(k) AS DOUBLE), CAST(max(k) AS DOUBLE) FROM (SELECT ${spec.ids.length ? 'd.sid' : '0 AS sid'}, ${stepIndexSql(spec.time, spec.freq)} AS k FROM beta_input ${join}) GROUP BY sid ORDER BY sid`,
+    )
+  ).getRowsJS() as number[][];
   const bySid = new Map<number, { series: SeriesArrays; k0: number; filled: number }>();
   const series = spans.map(([sid, k0, k1]) => {
     const length = k1 - k0 + 1;
-    const s: SeriesArrays = { level, ids: dictionary.get(sid)!, start: stepTime(k0, spec.freq), length, targets: spec.targets.map(() => new Float64Array(length).fill(NaN)), covariates: [] };
+    const s: SeriesArrays = {
+      level,
+      ids: dictionary.get(sid)!,
+      start: stepTime(k0, spec.freq),
+      length,
+      targets: spec.targets.map(() => new Float64Array(length).fill(NaN)),
+      covariates: [],
+    };
     bySid.set(sid, { series: s, k0, filled: 0 });
     return s;
   });

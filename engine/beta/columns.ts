@@ -18,9 +18,11 @@ export function checkSourceColumns(info: ColumnInfo[], columns: Columns, source:
     if (type === undefined) {
       errors.push({ path, message: `${source.label} has no column '${name}'; its columns are ${info.map((c) => c.name).join(', ') || 'none'}` });
     } else if (typeof role === 'object' && role.kind === 'time') {
-      if (!isTemporalType(type) && type !== 'VARCHAR') errors.push({ path, message: `column '${name}' is ${type}; a time column holds timestamps, dates or ISO 8601 text` });
+      if (!isTemporalType(type) && type !== 'VARCHAR')
+        errors.push({ path, message: `column '${name}' is ${type}; a time column holds timestamps, dates or ISO 8601 text` });
     } else if (role !== 'identifier' && !isNumericType(type)) {
-      const what = role === 'historical' ? 'a historical covariate must be numeric here (no model on this server takes text covariates)' : 'a target must be numeric';
+      const what =
+        role === 'historical' ? 'a historical covariate must be numeric here (no model on this server takes text covariates)' : 'a target must be numeric';
       errors.push({ path, message: `column '${name}' is ${type}; ${what}` });
     }
   }
@@ -59,7 +61,8 @@ export async function checkTimes(c: DuckDBConnection, relation: string, column: 
   };
   if (row.total === 0n) fail(`${source.label} has no rows`);
   if (row.missing > 0n) fail(`${row.missing} row(s) of ${source.label} have no value in the time column '${column}'`);
-  if (row.unreadable > 0n) fail(`${row.unreadable} row(s) of ${source.label} have a time that is not a date or ISO 8601 date-time in '${column}', such as '${row.example}'`);
+  if (row.unreadable > 0n)
+    fail(`${row.unreadable} row(s) of ${source.label} have a time that is not a date or ISO 8601 date-time in '${column}', such as '${row.example}'`);
   return Number(row.total);
 }
 

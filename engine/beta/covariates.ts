@@ -30,7 +30,14 @@ export interface BaseLayout {
  * Joins every covariate onto `baseTable` (sid, k, ...; names in `beta_ids`) as `target`; returns
  * the covariate names, in column order c0, c1, ... (none, and no table, without covariates).
  */
-export async function joinCovariates(c: DuckDBConnection, covariates: BetaCovariate[], sources: TableSource[], baseTable: string, target: string, base: BaseLayout): Promise<string[]> {
+export async function joinCovariates(
+  c: DuckDBConnection,
+  covariates: BetaCovariate[],
+  sources: TableSource[],
+  baseTable: string,
+  target: string,
+  base: BaseLayout,
+): Promise<string[]> {
   const names: string[] = [];
   const selects: string[] = [];
   const joins: string[] = [];
@@ -49,7 +56,11 @@ export async function joinCovariates(c: DuckDBConnection, covariates: BetaCovari
     const attachedIds = joinColumns.filter((name) => name !== time?.[0]);
     await checkIdentifiers(c, relation, attachedIds, source, rolesPath);
 
-    const keys = cov.on.map((pair, j) => (pair.attached === time?.[0] ? `${bucketExpression(timeExpression(pair.attached, types.get(pair.attached)!), grid!)} AS k${j}` : `CAST(${sqlIdent(pair.attached)} AS VARCHAR) AS k${j}`));
+    const keys = cov.on.map((pair, j) =>
+      pair.attached === time?.[0]
+        ? `${bucketExpression(timeExpression(pair.attached, types.get(pair.attached)!), grid!)} AS k${j}`
+        : `CAST(${sqlIdent(pair.attached)} AS VARCHAR) AS k${j}`,
+    );
     const values = roles.historical.map((name, j) => `avg(${valueExpression(name)}) AS v${j}`);
     const table = `beta_cov${i}`;
     await c.run(`CREATE TEMP TABLE ${table} AS SELECT ${keys.join(', ')}, ${values.join(', ')} FROM ${relation} GROUP BY ALL`);
@@ -66,6 +77,8 @@ export async function joinCovariates(c: DuckDBConnection, covariates: BetaCovari
   }
   if (covariates.length === 0) return names;
   // Identifier values come from the series dictionary; the step's time from its index.
-  await c.run(`CREATE TEMP TABLE ${target} AS SELECT b.*${selects.map((s) => `, ${s}`).join('')} FROM ${baseTable} b JOIN beta_ids d USING (sid) ${joins.join(' ')}`);
+  await c.run(
+    `CREATE TEMP TABLE ${target} AS SELECT b.*${selects.map((s) => `, ${s}`).join('')} FROM ${baseTable} b JOIN beta_ids d USING (sid) ${joins.join(' ')}`,
+  );
   return names;
 }

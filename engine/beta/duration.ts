@@ -10,7 +10,8 @@
  * the calendar.
  */
 
-export type Duration = { readonly text: string; readonly kind: 'fixed'; readonly ms: number } | { readonly text: string; readonly kind: 'months'; readonly months: number };
+export type Duration =
+  { readonly text: string; readonly kind: 'fixed'; readonly ms: number } | { readonly text: string; readonly kind: 'months'; readonly months: number };
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;

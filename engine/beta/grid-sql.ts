@@ -69,7 +69,9 @@ function neighbours(target: TargetSpec): string[] {
 /** True when every series of `table` has every step of its span and every target a value. */
 export async function isComplete(c: DuckDBConnection, table: string, targets: TargetSpec[]): Promise<boolean> {
   const missing = targets.map((t) => ` OR count(${t.column}) < count(*)`).join('');
-  const [[incomplete]] = (await c.runAndReadAll(`SELECT count(*) FROM (SELECT sid FROM ${table} GROUP BY sid HAVING count(*) < max(k) - min(k) + 1${missing})`)).getRowsJS() as bigint[][];
+  const [[incomplete]] = (
+    await c.runAndReadAll(`SELECT count(*) FROM (SELECT sid FROM ${table} GROUP BY sid HAVING count(*) < max(k) - min(k) + 1${missing})`)
+  ).getRowsJS() as bigint[][];
   return incomplete === 0n;
 }
 
@@ -86,7 +88,10 @@ export async function fillGrid(c: DuckDBConnection, source: string, target: stri
     grid AS (SELECT sid, g.k FROM spans, unnest(range(k0, k1 + 1)) AS g(k)),
     joined AS (SELECT grid.sid, grid.k, ${values.map((v) => `s.${v}`).join(', ')} FROM grid LEFT JOIN ${source} s USING (sid, k)),
     near AS (
-      SELECT *${targets.flatMap(neighbours).map((n) => `, ${n}`).join('')} FROM joined
+      SELECT *${targets
+        .flatMap(neighbours)
+        .map((n) => `, ${n}`)
+        .join('')} FROM joined
       WINDOW before_ AS (${partition} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW),
              after_ AS (${partition} ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING))
     SELECT sid, k, ${targets.map((t) => `${imputed(t)} AS ${t.column}`).join(', ')}${others.map((o) => `, ${o}`).join('')}
@@ -97,7 +102,14 @@ export async function fillGrid(c: DuckDBConnection, source: string, target: stri
  * Steps still without a value after imputation: gaps of a target without an impute rule, or a
  * series with no value at all. The message names up to five series.
  */
-export async function checkNoGaps(c: DuckDBConnection, table: string, freq: Duration, targets: TargetSpec[], describeSeries: (sid: number) => string, pathOf: (target: TargetSpec) => string): Promise<void> {
+export async function checkNoGaps(
+  c: DuckDBConnection,
+  table: string,
+  freq: Duration,
+  targets: TargetSpec[],
+  describeSeries: (sid: number) => string,
+  pathOf: (target: TargetSpec) => string,
+): Promise<void> {
   for (const target of targets) {
     const y = target.column;
     const result = await c.runAndReadAll(`
@@ -106,7 +118,9 @@ export async function checkNoGaps(c: DuckDBConnection, table: string, freq: Dura
     const rows = (result.getRowsJS() as (number | bigint)[][]).map((row) => row.map(Number));
     if (rows.length === 0) continue;
     const listed = rows.map(([sid, gaps, steps, first]) =>
-      gaps === steps ? `${describeSeries(sid)} (no value at all)` : `${describeSeries(sid)} (${gaps} missing step(s), the first at ${isoTimestamp(stepTime(first, freq))})`,
+      gaps === steps
+        ? `${describeSeries(sid)} (no value at all)`
+        : `${describeSeries(sid)} (${gaps} missing step(s), the first at ${isoTimestamp(stepTime(first, freq))})`,
     );
     const total = rows[0][4];
     const more = total > rows.length ? ` and ${total - rows.length} more` : '';

@@ -30,11 +30,15 @@ export function locatorSource(locator: string, config: LocatorConfig, where: str
   if (scheme === 'inline') throw refuse(where, `inline:// names an uploaded part: write it as {"uri": "${locator}"}`);
   if (scheme !== undefined && scheme !== 'file') {
     if (!config.objectStores.includes(scheme)) {
-      throw refuse(where, `${scheme}:// locators are not enabled on this server${config.objectStores.length ? ` (enabled: ${config.objectStores.join(', ')})` : ''}; upload the data as a part instead`);
+      throw refuse(
+        where,
+        `${scheme}:// locators are not enabled on this server${config.objectStores.length ? ` (enabled: ${config.objectStores.join(', ')})` : ''}; upload the data as a part instead`,
+      );
     }
     return objectStoreSource(locator, label, where);
   }
-  if (config.dataRoot === null) throw refuse(where, 'locators of local files are not enabled on this server (BETA_DATA_ROOT is not set); upload the data as a part instead');
+  if (config.dataRoot === null)
+    throw refuse(where, 'locators of local files are not enabled on this server (BETA_DATA_ROOT is not set); upload the data as a part instead');
   const relative = scheme === 'file' ? locator.slice('file://'.length) : locator;
   if (relative.includes('\0') || relative.split(/[\\/]/).includes('..')) throw refuse(where, `${label}: '..' is not allowed in a locator`);
   const root = fs.realpathSync(config.dataRoot);
@@ -72,7 +76,11 @@ function objectStoreSource(url: string, label: string, where: string): TableSour
     try {
       await c.run('LOAD httpfs');
     } catch (error) {
-      throw new RequestError(503, 'object_store_unavailable', `object-store locators are enabled but DuckDB cannot load its httpfs extension here: ${(error as Error).message.split('\n')[0]}`);
+      throw new RequestError(
+        503,
+        'object_store_unavailable',
+        `object-store locators are enabled but DuckDB cannot load its httpfs extension here: ${(error as Error).message.split('\n')[0]}`,
+      );
     }
     return [url];
   });

@@ -79,7 +79,14 @@ export async function prepareSeries(c: DuckDBConnection, query: BetaQuery, sourc
     throw new RequestError(422, 'invalid_request', message, [{ path: `${QUERY_PATH}.selector`, message }]);
   }
 
-  const spec: BucketSpec = { ids, targets, historical, time: timeExpression(timeColumn, types.get(timeColumn)!), freq, batches: passesFor(rowCount, dictionary.size) };
+  const spec: BucketSpec = {
+    ids,
+    targets,
+    historical,
+    time: timeExpression(timeColumn, types.get(timeColumn)!),
+    freq,
+    batches: passesFor(rowCount, dictionary.size),
+  };
   const baseOnly = selection.levels.length === 1 && selection.levels[0].mask === 0;
   if (baseOnly && historical.length === 0 && !query.covariates?.length) {
     const series = await streamCompleteSeries(c, spec, dictionary, selection.levels[0]);
@@ -87,7 +94,8 @@ export async function prepareSeries(c: DuckDBConnection, query: BetaQuery, sourc
   }
   await bucketIntoTable(c, spec);
 
-  const describeSeries = (sid: number) => ids.flatMap((id, i) => (dictionary.get(sid)![i] === null ? [] : [`${id.name}=${dictionary.get(sid)![i]}`])).join(', ') || 'the series';
+  const describeSeries = (sid: number) =>
+    ids.flatMap((id, i) => (dictionary.get(sid)![i] === null ? [] : [`${id.name}=${dictionary.get(sid)![i]}`])).join(', ') || 'the series';
   const gapPath = (t: TargetSpec) => `${rolesPath}.${t.name}${t.impute ? '' : '.impute'}`;
   /** Completes a table's series on the grid, unless they are complete already (the common case, and the cheap one). */
   const complete = async (table: string, filled: string, others: string[]): Promise<string> => {
@@ -97,7 +105,11 @@ export async function prepareSeries(c: DuckDBConnection, query: BetaQuery, sourc
     return filled;
   };
 
-  let base = await complete('beta_bucketed', 'beta_filled', historical.map((h) => h.column));
+  let base = await complete(
+    'beta_bucketed',
+    'beta_filled',
+    historical.map((h) => h.column),
+  );
   const covariateNames = await joinCovariates(c, query.covariates ?? [], sources.covariates, base, 'beta_base', {
     freq,
     timeColumn,
@@ -118,7 +130,14 @@ export async function prepareSeries(c: DuckDBConnection, query: BetaQuery, sourc
   }
 
   const series = await readSeries(c, finals, freq, targets.length, valueColumns, selection.levels, `${levelOrder}${idOrder}`, idList);
-  return { freq, identifiers: roles.identifiers, targets: roles.targets, covariates: [...roles.historical, ...covariateNames], levels: selection.levels, series };
+  return {
+    freq,
+    identifiers: roles.identifiers,
+    targets: roles.targets,
+    covariates: [...roles.historical, ...covariateNames],
+    levels: selection.levels,
+    series,
+  };
 }
 
 /** sid -> identifier values (null where aggregated away) of a small dictionary table. */
@@ -144,7 +163,9 @@ async function readSeries(
   const byMask = new Map(levels.map((l) => [l.mask, l]));
   const heads = finals.map((f) => `SELECT sid, min(k) AS k0, count(*) AS n FROM ${f.values} GROUP BY sid`).join(' UNION ALL ');
   const dictionaries = finals.map((f) => `SELECT sid, lvl${idList.map((col) => `, ${col}`).join('')} FROM ${f.ids}`).join(' UNION ALL ');
-  const rows = (await c.runAndReadAll(`SELECT h.sid, h.k0, h.n, d.* EXCLUDE (sid) FROM (${heads}) h JOIN (${dictionaries}) d USING (sid) ORDER BY ${order}`)).getRowsJS() as (string | number | bigint | null)[][];
+  const rows = (
+    await c.runAndReadAll(`SELECT h.sid, h.k0, h.n, d.* EXCLUDE (sid) FROM (${heads}) h JOIN (${dictionaries}) d USING (sid) ORDER BY ${order}`)
+  ).getRowsJS() as (string | number | bigint | null)[][];
   const bySid = new Map<number, { series: PreparedSeries; k0: number }>();
   const series = rows.map(([sid, k0, n, lvl, ...idValues]) => {
     const length = Number(n);

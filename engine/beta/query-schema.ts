@@ -24,20 +24,28 @@ export const Impute = z
   .union([z.strictObject({ const: z.number() }), z.enum(['zero', 'forward_fill', 'linear'])], {
     error: 'impute is {"const": <number>}, "zero", "forward_fill" or "linear"',
   })
-  .meta({ id: 'BetaImpute', description: 'How a missing step is filled: a constant, zero, the last value carried forward, or linear interpolation between the neighbouring values.' });
+  .meta({
+    id: 'BetaImpute',
+    description: 'How a missing step is filled: a constant, zero, the last value carried forward, or linear interpolation between the neighbouring values.',
+  });
 export type Impute = z.output<typeof Impute>;
 
 const TimeRole = z.strictObject({ kind: z.literal('time'), frequency: DurationText });
 const TargetRole = z.strictObject({
   kind: z.literal('target'),
-  aggregate: z.enum(AGGREGATES).meta({ description: 'Combines the rows that fall in one step, and the children of a roll-up (first, last and count roll up by sum).' }),
+  aggregate: z
+    .enum(AGGREGATES)
+    .meta({ description: 'Combines the rows that fall in one step, and the children of a roll-up (first, last and count roll up by sum).' }),
   impute: Impute.optional(),
 });
 
 export const ColumnRole = z
-  .union([z.enum(['identifier', 'historical']), z.discriminatedUnion('kind', [TimeRole, TargetRole], { error: 'an object role has kind "time" or "target"' })], {
-    error: 'a column role is "identifier", "historical", {"kind": "time", "frequency": ...} or {"kind": "target", "aggregate": ..., "impute"?: ...}',
-  })
+  .union(
+    [z.enum(['identifier', 'historical']), z.discriminatedUnion('kind', [TimeRole, TargetRole], { error: 'an object role has kind "time" or "target"' })],
+    {
+      error: 'a column role is "identifier", "historical", {"kind": "time", "frequency": ...} or {"kind": "target", "aggregate": ..., "impute"?: ...}',
+    },
+  )
   .meta({ id: 'BetaColumnRole' });
 export type ColumnRole = z.output<typeof ColumnRole>;
 
@@ -46,15 +54,16 @@ export type Columns = z.output<typeof Columns>;
 
 const INLINE_HELP = '"inline://<part name>" names an uploaded part; a locator (a path, a glob or an object-store URL) is a plain string';
 export const UriSource = z.strictObject({ uri: z.string().regex(/^inline:\/\/.+/, `the uri must be inline://<part name>; ${INLINE_HELP}`) });
-export const Source = z.union([UriSource, z.string().min(1)], { error: `a source is {"uri": "inline://<part name>"} or a locator string; ${INLINE_HELP}` }).meta({ id: 'BetaSource' });
+export const Source = z
+  .union([UriSource, z.string().min(1)], { error: `a source is {"uri": "inline://<part name>"} or a locator string; ${INLINE_HELP}` })
+  .meta({ id: 'BetaSource' });
 export type Source = z.output<typeof Source>;
 
-export const Hierarchies = z
-  .record(z.string().min(1), z.array(z.array(z.string().min(1)).min(1)).min(1))
-  .meta({
-    id: 'BetaHierarchies',
-    description: 'Roll-up paths: each key is an identifier column (the finest level), each list the identifiers it rolls up into, finest first: {"sku": [["store", "region"]]}.',
-  });
+export const Hierarchies = z.record(z.string().min(1), z.array(z.array(z.string().min(1)).min(1)).min(1)).meta({
+  id: 'BetaHierarchies',
+  description:
+    'Roll-up paths: each key is an identifier column (the finest level), each list the identifiers it rolls up into, finest first: {"sku": [["store", "region"]]}.',
+});
 
 const Input = z
   .strictObject({
@@ -100,7 +109,9 @@ export type CutoffEntry = z.output<typeof CutoffEntry>;
 
 export const SelectorChoice = z
   .union([z.string(), z.array(z.string()).min(1), z.null()], { error: 'a selector choice is "any", null, a value or a list of values' })
-  .meta({ description: '"any": the level keeps this identifier; null: the identifier is aggregated away; a value or list of values: kept, and only those values.' });
+  .meta({
+    description: '"any": the level keeps this identifier; null: the identifier is aggregated away; a value or list of values: kept, and only those values.',
+  });
 
 const notSupported = (what: string) => z.never({ error: `${what} is not supported by this server yet` }).optional();
 

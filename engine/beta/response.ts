@@ -10,7 +10,7 @@ import type { Metrics } from '../metrics.ts';
 
 const Identifiers = z
   .record(z.string(), z.array(z.string().nullable()))
-  .meta({ description: 'One array per identifier column kept by at least one forecast level; null where the row\'s level aggregates it away.' });
+  .meta({ description: "One array per identifier column kept by at least one forecast level; null where the row's level aggregates it away." });
 
 const MetricArrays = z.object({
   mae: z.array(z.number().nullable()),
@@ -44,7 +44,9 @@ export const BetaResponse = z
         targets: z.record(z.string(), MetricArrays),
       })
       .nullable()
-      .meta({ description: 'One entry per (series, cutoff) whose forecast has known actuals; null when none has. Formulas as in the stable API (README, Metrics).' }),
+      .meta({
+        description: 'One entry per (series, cutoff) whose forecast has known actuals; null when none has. Formulas as in the stable API (README, Metrics).',
+      }),
   })
   .meta({ id: 'BetaResponse' });
 
@@ -68,7 +70,12 @@ export class BetaResponseBuilder {
         lead_time: [],
         span: [],
         identifiers: ids(),
-        targets: Object.fromEntries(targets.map((t) => [t, { quantiles: Object.fromEntries(['mean', ...quantileKeys].map((k) => [k, [] as number[]])), actual: [] as (number | null)[] }])),
+        targets: Object.fromEntries(
+          targets.map((t) => [
+            t,
+            { quantiles: Object.fromEntries(['mean', ...quantileKeys].map((k) => [k, [] as number[]])), actual: [] as (number | null)[] },
+          ]),
+        ),
       },
       metrics: null,
     };

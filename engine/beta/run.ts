@@ -65,9 +65,15 @@ function plan(prepared: PreparedData, cutoffs: number[] | null): Planned[] {
   return out;
 }
 
-const seriesName = (prepared: PreparedData, s: PreparedSeries) => prepared.identifiers.flatMap((name, i) => (s.ids[i] === null ? [] : [`${name}=${s.ids[i]}`])).join(', ') || 'the series';
+const seriesName = (prepared: PreparedData, s: PreparedSeries) =>
+  prepared.identifiers.flatMap((name, i) => (s.ids[i] === null ? [] : [`${name}=${s.ids[i]}`])).join(', ') || 'the series';
 
-export async function runBetaForecast(db: DuckDBInstance, query: BetaQuery, modelName: string, sources: BetaSources): Promise<{ body: BetaResponse; timings: BetaTimings; series: number }> {
+export async function runBetaForecast(
+  db: DuckDBInstance,
+  query: BetaQuery,
+  modelName: string,
+  sources: BetaSources,
+): Promise<{ body: BetaResponse; timings: BetaTimings; series: number }> {
   const model = checkBetaQueryAgainstModel(query, modelName);
   const t0 = performance.now();
   const prepared = await withConnection(db, (c) => prepareSeries(c, query, sources)).catch((error: unknown) => {
@@ -91,7 +97,12 @@ export async function runBetaForecast(db: DuckDBInstance, query: BetaQuery, mode
     throw new RequestError(422, 'invalid_request', message, [{ path: `${QUERY_PATH}.cutoff`, message }]);
   }
   const tasks: ForecastTask[] = planned.flatMap((p) =>
-    p.series.targets.map((values) => ({ history: values.slice(context === null ? 0 : Math.max(0, p.seen - context), p.seen), horizon, quantiles: levels, seasonLength })),
+    p.series.targets.map((values) => ({
+      history: values.slice(context === null ? 0 : Math.max(0, p.seen - context), p.seen),
+      horizon,
+      quantiles: levels,
+      seasonLength,
+    })),
   );
   const t2 = performance.now();
   const results = await runLocalTasks(model.name, tasks);
@@ -110,13 +121,29 @@ export async function runBetaForecast(db: DuckDBInstance, query: BetaQuery, mode
       const result = results[i * prepared.targets.length + j];
       const where = `${seriesName(prepared, p.series)} at cutoff ${cutoffText}, target '${target}'`;
       if (!result.ok) {
-        if (result.inputError) throw new RequestError(422, 'invalid_request', `model '${model.name}' cannot forecast ${where}: ${result.message}`, [{ path: `${QUERY_PATH}.input.source`, message: `${where}: ${result.message}` }]);
+        if (result.inputError)
+          throw new RequestError(422, 'invalid_request', `model '${model.name}' cannot forecast ${where}: ${result.message}`, [
+            { path: `${QUERY_PATH}.input.source`, message: `${where}: ${result.message}` },
+          ]);
         throw new ForecastFailedError(`model '${model.name}' failed on ${where}: ${result.message}`);
       }
-      if (!result.mean.every(Number.isFinite) || !result.quantiles.every((q) => q.every(Number.isFinite))) throw new ForecastFailedError(`model '${model.name}' produced non-finite values for ${where}`);
+      if (!result.mean.every(Number.isFinite) || !result.quantiles.every((q) => q.every(Number.isFinite)))
+        throw new ForecastFailedError(`model '${model.name}' produced non-finite values for ${where}`);
       const values = p.series.targets[j];
-      for (let h = 0; h < horizon; h++) builder.addPrediction(target, result.mean[h], result.quantiles.map((q) => q[h]), h < known ? values[p.seen + h] : null);
-      if (known > 0) metrics[target] = computeMetrics(values.subarray(p.seen, p.seen + known), result.mean.subarray(0, known), levels, result.quantiles.map((q) => q.subarray(0, known)));
+      for (let h = 0; h < horizon; h++)
+        builder.addPrediction(
+          target,
+          result.mean[h],
+          result.quantiles.map((q) => q[h]),
+          h < known ? values[p.seen + h] : null,
+        );
+      if (known > 0)
+        metrics[target] = computeMetrics(
+          values.subarray(p.seen, p.seen + known),
+          result.mean.subarray(0, known),
+          levels,
+          result.quantiles.map((q) => q.subarray(0, known)),
+        );
     });
     if (known > 0) builder.addMetrics(ids, cutoffText, known, metrics);
   });

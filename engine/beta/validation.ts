@@ -8,7 +8,8 @@ export const QUERY_PATH = 'body.query';
 type Issue = z.core.$ZodIssue;
 
 /** A union branch that failed on the value's JSON type (or an enum's value), not inside it. */
-const failedAtItsRoot = (branch: Issue[]) => branch.length === 1 && branch[0].path.length === 0 && (branch[0].code === 'invalid_type' || branch[0].code === 'invalid_value');
+const failedAtItsRoot = (branch: Issue[]) =>
+  branch.length === 1 && branch[0].path.length === 0 && (branch[0].code === 'invalid_type' || branch[0].code === 'invalid_value');
 
 /**
  * zod reports a failed union as one opaque "invalid_union". When exactly one branch accepted the

@@ -116,8 +116,15 @@ export function describeFloatSource(name: string, file: string): FloatSource {
   if (hit && hit.version === version) return hit.source;
   const columns = callSync({ kind: 'describe', path: file }) as { name: string; type: string }[];
   const temporal = columns.filter((c) => TEMPORAL.test(c.type));
-  const timeColumn = temporal.find((c) => TIME_NAMES.has(c.name.toLowerCase()))?.name ?? (columns[0] && TEMPORAL.test(columns[0].type) ? columns[0].name : null);
-  const source: FloatSource = { name, path: file, timeColumn, columns, numericColumns: columns.filter((c) => c.name !== timeColumn && NUMERIC.test(c.type)).map((c) => c.name) };
+  const timeColumn =
+    temporal.find((c) => TIME_NAMES.has(c.name.toLowerCase()))?.name ?? (columns[0] && TEMPORAL.test(columns[0].type) ? columns[0].name : null);
+  const source: FloatSource = {
+    name,
+    path: file,
+    timeColumn,
+    columns,
+    numericColumns: columns.filter((c) => c.name !== timeColumn && NUMERIC.test(c.type)).map((c) => c.name),
+  };
   described.set(file, { version, source });
   return source;
 }

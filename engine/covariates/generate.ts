@@ -68,7 +68,10 @@ function resolve(covariates: readonly Covariate[], freq: Freq): { specs: ColumnS
       case 'holidays': {
         const cc = cov.config.country.toUpperCase();
         if (!holidayCountries().has(cc)) {
-          errors.push({ path: `${at}.country`, message: `no holiday calendar for '${cov.config.country}'; countries with one: ${list([...holidayCountries()].sort())}` });
+          errors.push({
+            path: `${at}.country`,
+            message: `no holiday calendar for '${cov.config.country}'; countries with one: ${list([...holidayCountries()].sort())}`,
+          });
           return;
         }
         specs.push({ name: holidayName(cov.config), kind: 'future', from: k, build: (p) => holidaysCovariate(cov.config, p, freq) });
@@ -89,7 +92,10 @@ function resolve(covariates: readonly Covariate[], freq: Freq): { specs: ColumnS
         const base = cov.config.base.toUpperCase();
         const target = cov.config.target.toUpperCase();
         let ok = true;
-        for (const [field, code] of [['base', base], ['target', target]] as const) {
+        for (const [field, code] of [
+          ['base', base],
+          ['target', target],
+        ] as const) {
           if (!known.has(code)) {
             errors.push({ path: `${at}.${field}`, message: `no ECB reference rate for '${cov.config[field]}'; currencies: ${list(known)}` });
             ok = false;
@@ -117,7 +123,10 @@ function resolve(covariates: readonly Covariate[], freq: Freq): { specs: ColumnS
           return;
         }
         if (!source.timeColumn) {
-          errors.push({ path: `${at}.data_source`, message: `data source '${source.name}' has no date or timestamp column (columns: ${source.columns.map((c) => `${c.name} ${c.type}`).join(', ')})` });
+          errors.push({
+            path: `${at}.data_source`,
+            message: `data source '${source.name}' has no date or timestamp column (columns: ${source.columns.map((c) => `${c.name} ${c.type}`).join(', ')})`,
+          });
           return;
         }
         if (!source.numericColumns.includes(cov.config.column)) {
@@ -153,7 +162,10 @@ function resolve(covariates: readonly Covariate[], freq: Freq): { specs: ColumnS
     if (earlier === undefined) firstOf.set(s.name, s.from);
     else if (!clashes.has(s.from)) {
       clashes.add(s.from);
-      errors.push({ path: `body.covariates[${s.from}]`, message: `generates the column '${s.name}', as body.covariates[${earlier}] does: list each covariate once` });
+      errors.push({
+        path: `body.covariates[${s.from}]`,
+        message: `generates the column '${s.name}', as body.covariates[${earlier}] does: list each covariate once`,
+      });
     }
   }
   return { specs, errors };
@@ -183,7 +195,11 @@ export function checkGeneratedCovariates(request: ForecastRequest): FieldError[]
     });
   });
   request.series.forEach((s, i) => {
-    for (const [field, vars] of [['hist_variables', s.hist_variables], ['future_variables', s.future_variables], ['static_variables', s.static_variables]] as const) {
+    for (const [field, vars] of [
+      ['hist_variables', s.hist_variables],
+      ['future_variables', s.future_variables],
+      ['static_variables', s.static_variables],
+    ] as const) {
       for (const name of Object.keys(vars)) {
         if (names.has(name)) errors.push({ path: `body.series[${i}].${field}.${name}`, message: `has the name of a generated covariate column; rename it` });
       }

@@ -51,5 +51,4 @@ export function splitIntoChunks(request: ForecastRequest, forecastsPerChunk: num
   return chunks;
 }
 
-export const countForecasts = (request: ForecastRequest): number =>
-  request.series.reduce((n, s) => n + (s.only_as_context ? 0 : creationDates(s).length), 0);
+export const countForecasts = (request: ForecastRequest): number => request.series.reduce((n, s) => n + (s.only_as_context ? 0 : creationDates(s).length), 0);

@@ -30,15 +30,7 @@ export function sparsePoly(c: Float64Array): SparsePoly {
  * Mean squared conditional residual over the non-missing residuals after ncond; w is the
  * differenced series. Residuals are written to resid (zeros for the first ncond) when given.
  */
-export function cssMeanSquare(
-  w: Float64Array,
-  n: number,
-  phi: SparsePoly,
-  theta: SparsePoly,
-  q: number,
-  ncond: number,
-  resid: Float64Array,
-): number {
+export function cssMeanSquare(w: Float64Array, n: number, phi: SparsePoly, theta: SparsePoly, q: number, ncond: number, resid: Float64Array): number {
   let ssq = 0;
   let nu = 0;
   const pl = phi.lag;

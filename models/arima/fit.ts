@@ -269,18 +269,20 @@ export function fitArima(y: ArrayLike<number>, opts: ArimaOptions): ArimaFit {
       // Rotate the regressors onto their principal axes (right singular vectors) so the
       // optimiser sees roughly uncorrelated coefficients.
       const XtX = new Float64Array(ncxreg * ncxreg);
-      for (let a = 0; a < ncxreg; a++) for (let b = 0; b < ncxreg; b++) {
-        let s = 0;
-        for (let i = 0; i < n; i++) if (!cols.some((c) => Number.isNaN(c[i]))) s += cols[a][i] * cols[b][i];
-        XtX[a * ncxreg + b] = s;
-      }
+      for (let a = 0; a < ncxreg; a++)
+        for (let b = 0; b < ncxreg; b++) {
+          let s = 0;
+          for (let i = 0; i < n; i++) if (!cols.some((c) => Number.isNaN(c[i]))) s += cols[a][i] * cols[b][i];
+          XtX[a * ncxreg + b] = s;
+        }
       rotation = symmetricEigenvectors(XtX, ncxreg);
       const rotated = cols.map(() => new Float64Array(n));
-      for (let i = 0; i < n; i++) for (let c = 0; c < ncxreg; c++) {
-        let s = 0;
-        for (let k = 0; k < ncxreg; k++) s += cols[k][i] * rotation[k * ncxreg + c];
-        rotated[c][i] = s;
-      }
+      for (let i = 0; i < n; i++)
+        for (let c = 0; c < ncxreg; c++) {
+          let s = 0;
+          for (let k = 0; k < ncxreg; k++) s += cols[k][i] * rotation[k * ncxreg + c];
+          rotated[c][i] = s;
+        }
       cols = rotated;
     }
     let dx: Float64Array = x;
@@ -298,7 +300,10 @@ export function fitArima(y: ArrayLike<number>, opts: ArimaOptions): ArimaFit {
       cs.forEach((c, j) => out.set(c, j * len));
       return out;
     };
-    let ls = dx.length > ncxreg ? leastSquares(dx, flat(dcols, dx.length), dx.length, ncxreg) : { rank: 0, coef: new Float64Array(ncxreg), se: new Float64Array(ncxreg) };
+    let ls =
+      dx.length > ncxreg
+        ? leastSquares(dx, flat(dcols, dx.length), dx.length, ncxreg)
+        : { rank: 0, coef: new Float64Array(ncxreg), se: new Float64Array(ncxreg) };
     if (ls.rank === 0) ls = leastSquares(x, flat(cols, n), n, ncxreg);
     let complete = 0;
     for (let i = 0; i < n; i++) if (!isMissing(i)) complete++;
@@ -440,12 +445,13 @@ export function fitArima(y: ArrayLike<number>, opts: ArimaOptions): ArimaFit {
       const kk = idx.length;
       // The rotation's transpose At, so that A V A' = congruence(V, At).
       const At = new Float64Array(kk * kk);
-      for (let a = 0; a < kk; a++) for (let b = 0; b < kk; b++) {
-        const ia = idx[a];
-        const ib = idx[b];
-        if (ia >= narma && ib >= narma) At[a * kk + b] = rotation[(ib - narma) * ncxreg + (ia - narma)];
-        else At[a * kk + b] = ia === ib ? 1 : 0;
-      }
+      for (let a = 0; a < kk; a++)
+        for (let b = 0; b < kk; b++) {
+          const ia = idx[a];
+          const ib = idx[b];
+          if (ia >= narma && ib >= narma) At[a * kk + b] = rotation[(ib - narma) * ncxreg + (ia - narma)];
+          else At[a * kk + b] = ia === ib ? 1 : 0;
+        }
       varCoef = congruence(varCoef, At, kk);
     }
   }

@@ -260,7 +260,16 @@ function factorIncrement(c: ReturnType<typeof chandraScratch>, rd: number): numb
  * (the filtered covariance moves by (I - K(t+1) Z) W S' W' (I - K(t+1) Z)', then T carries it).
  * Updates M and W, S in place; returns the next gain.
  */
-function chandrasekharStep(c: ReturnType<typeof chandraScratch>, alpha: number, M: Float64Array, gain: number, T: TransitionRows, dI: Int32Array, dV: Float64Array, rd: number): number {
+function chandrasekharStep(
+  c: ReturnType<typeof chandraScratch>,
+  alpha: number,
+  M: Float64Array,
+  gain: number,
+  T: TransitionRows,
+  dI: Int32Array,
+  dV: Float64Array,
+  rd: number,
+): number {
   const { W, W2, S, u, Su, v } = c;
   const K = CHANDRA_MAX_RANK;
   const nd = dI.length;

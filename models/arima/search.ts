@@ -290,7 +290,9 @@ export function autoArima(y: ArrayLike<number>, opts: AutoArimaOptions): AutoAri
       } else if (d === 2) {
         return fitLikeArima(x, o(2, 0), {});
       } else if (d < 2) {
-        return d === 0 ? fitLikeArima(x, o(0, 0), { includeMean: true, fixed: [mean(dx)] }) : fitLikeArima(x, o(d, 0), { includeDrift: true, fixed: [mean(dx)] });
+        return d === 0
+          ? fitLikeArima(x, o(0, 0), { includeMean: true, fixed: [mean(dx)] })
+          : fitLikeArima(x, o(d, 0), { includeDrift: true, fixed: [mean(dx)] });
       }
       throw new AutoArimaError('Data follow a simple polynomial and are not suitable for ARIMA modelling.');
     }

@@ -34,12 +34,7 @@ function gradient(fn: (x: Float64Array) => number, x: Float64Array, lower: Array
   return g;
 }
 
-export function minimizeInBox(
-  fn: (x: Float64Array) => number,
-  start: ArrayLike<number>,
-  lower: ArrayLike<number>,
-  upper: ArrayLike<number>,
-): BoxResult {
+export function minimizeInBox(fn: (x: Float64Array) => number, start: ArrayLike<number>, lower: ArrayLike<number>, upper: ArrayLike<number>): BoxResult {
   const n = start.length;
   const clamp = (v: number, i: number): number => Math.min(upper[i], Math.max(lower[i], v));
   let x: Float64Array = Float64Array.from(start, clamp);

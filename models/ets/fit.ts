@@ -50,13 +50,7 @@ function loadVector(x: ArrayLike<number>, rec: Recursion, est: Estimated, ws: Wo
  * where R's `etsmodel` fails or declines (too many parameters for the data, starting values
  * outside the region, non-finite likelihood at the start); R's `ets()` then skips the candidate.
  */
-export function fitEts(
-  y: Float64Array,
-  spec: EtsSpec,
-  m: number,
-  bounds: Bounds = ETS_BOUNDS,
-  nm: NelderMeadOptions = R_NELDER_MEAD,
-): EtsFit | null {
+export function fitEts(y: Float64Array, spec: EtsSpec, m: number, bounds: Bounds = ETS_BOUNDS, nm: NelderMeadOptions = R_NELDER_MEAD): EtsFit | null {
   const n = y.length;
   const seasonal = spec.season !== NONE;
   const period = seasonal ? m : 1;
@@ -64,12 +58,17 @@ export function fitEts(
   const start = startingValues(est, period, bounds);
 
   const rec: Recursion = {
-    error: spec.error, trend: spec.trend, season: spec.season, m: period,
-    alpha: start[0], beta: 0, gamma: 0, phi: 1,
+    error: spec.error,
+    trend: spec.trend,
+    season: spec.season,
+    m: period,
+    alpha: start[0],
+    beta: 0,
+    gamma: 0,
+    phi: 1,
   };
   const admissible = (): boolean =>
-    inUsualRegion(rec.alpha, rec.beta, rec.gamma, rec.phi, est, bounds) &&
-    isAdmissible(rec.alpha, rec.beta, rec.gamma, rec.phi, period, est.beta, seasonal);
+    inUsualRegion(rec.alpha, rec.beta, rec.gamma, rec.phi, est, bounds) && isAdmissible(rec.alpha, rec.beta, rec.gamma, rec.phi, period, est.beta, seasonal);
 
   const ws = new Workspace(period);
   loadVector(start, rec, est, ws);

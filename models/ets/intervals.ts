@@ -168,11 +168,21 @@ function class3(fit: EtsFit, h: number): Predictive {
   const s2 = fit.sigma2;
   const d = k * m;
 
-  const F1 = k === 1 ? [[1]] : [[1, 1], [0, fit.spec.damped ? phi : 1]];
-  const G1 = k === 1 ? [[alpha]] : [[alpha, alpha], [beta, beta]];
-  const F2: number[][] = Array.from({ length: m }, (_, i) =>
-    Array.from({ length: m }, (_, j) => (i === 0 ? (j === m - 1 ? 1 : 0) : j === i - 1 ? 1 : 0)),
-  );
+  const F1 =
+    k === 1
+      ? [[1]]
+      : [
+          [1, 1],
+          [0, fit.spec.damped ? phi : 1],
+        ];
+  const G1 =
+    k === 1
+      ? [[alpha]]
+      : [
+          [alpha, alpha],
+          [beta, beta],
+        ];
+  const F2: number[][] = Array.from({ length: m }, (_, i) => Array.from({ length: m }, (_, j) => (i === 0 ? (j === m - 1 ? 1 : 0) : j === i - 1 ? 1 : 0)));
   const G2: number[][] = Array.from({ length: m }, (_, i) => Array.from({ length: m }, (_, j) => (i === 0 && j === m - 1 ? gamma : 0)));
   const F21 = sparseFrom(kron(F2, F1));
   const G21 = sparseFrom(kron(G2, G1));

@@ -37,11 +37,7 @@ export interface NelderMeadResult {
 /** Thrown when the objective is not finite at the starting point (R errors out there too). */
 export class NonFiniteStartError extends Error {}
 
-export function nelderMead(
-  fn: (x: Float64Array) => number,
-  x0: ArrayLike<number>,
-  options: NelderMeadOptions = R_NELDER_MEAD,
-): NelderMeadResult {
+export function nelderMead(fn: (x: Float64Array) => number, x0: ArrayLike<number>, options: NelderMeadOptions = R_NELDER_MEAD): NelderMeadResult {
   const n = x0.length;
   const n1 = n + 1;
   // Vertex j occupies simplex[j*n .. j*n+n); values[j] its objective value.

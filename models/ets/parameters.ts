@@ -55,9 +55,7 @@ export function startingValues(est: Estimated, m: number, bounds: Bounds): numbe
 }
 
 /** The "usual" region: each parameter in its box, beta <= alpha, gamma <= 1 - alpha. */
-export function inUsualRegion(
-  alpha: number, beta: number, gamma: number, phi: number, est: Estimated, bounds: Bounds,
-): boolean {
+export function inUsualRegion(alpha: number, beta: number, gamma: number, phi: number, est: Estimated, bounds: Bounds): boolean {
   const { lower, upper } = bounds;
   if (alpha < lower[0] || alpha > upper[0]) return false;
   if (est.beta && (beta < lower[1] || beta > alpha || beta > upper[1])) return false;
@@ -74,9 +72,7 @@ let poly = new Float64Array(32);
  *   z^(m+1) + (a+b-phi) z^m + (a+b-a phi)(z^(m-1) + ... + z^2) + (a+b-a phi+g-1) z + phi(1-a-g)
  * within 1 + 1e-10 of the unit circle, as R tests. beta = 0 without a trend, phi = 1 undamped.
  */
-export function isAdmissible(
-  alpha: number, beta: number, gamma: number, phi: number, m: number, hasTrend: boolean, seasonal: boolean,
-): boolean {
+export function isAdmissible(alpha: number, beta: number, gamma: number, phi: number, m: number, hasTrend: boolean, seasonal: boolean): boolean {
   if (phi < 0 || phi > 1 + 1e-8) return false;
   if (!seasonal) {
     if (alpha < 1 - 1 / phi || alpha > 1 + 1 / phi) return false;

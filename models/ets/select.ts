@@ -47,7 +47,7 @@ export function isConstant(y: Float64Array): boolean {
 /** The candidate structures R's automatic search tries for this series. */
 export function candidateSpecs(n: number, m: number, positive: boolean): EtsSpec[] {
   const seasonal = m > 1 && m <= MAX_SEASON && n > m;
-  const errors = positive ? [ADDITIVE, MULTIPLICATIVE] as const : [ADDITIVE] as const;
+  const errors = positive ? ([ADDITIVE, MULTIPLICATIVE] as const) : ([ADDITIVE] as const);
   const trends: TrendKind[] = [NONE, ADDITIVE];
   const seasons: SeasonKind[] = seasonal ? [NONE, ADDITIVE, MULTIPLICATIVE] : [NONE];
   const out: EtsSpec[] = [];

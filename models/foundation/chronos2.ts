@@ -38,7 +38,10 @@ function numeric(values: readonly CovariateValue[], name: string): Float64Array 
   });
 }
 
-const byName = <T>(record: Readonly<Record<string, T>>) => Object.keys(record).sort().map((k) => [k, record[k]] as const);
+const byName = <T>(record: Readonly<Record<string, T>>) =>
+  Object.keys(record)
+    .sort()
+    .map((k) => [k, record[k]] as const);
 
 /**
  * A covariate constant over its observed history, moved to 0 (its future values by the same
@@ -96,10 +99,16 @@ interface Rows {
  * The native forecast of one batch of tasks with the same horizon: per task, its target's
  * quantiles at the model's levels, [level][step].
  */
-export async function predictChronos2(run: Runner, manifest: Chronos2Manifest, inputs: readonly Chronos2Input[], horizon: number, crossLearning = false): Promise<Float64Array[][]> {
+export async function predictChronos2(
+  run: Runner,
+  manifest: Chronos2Manifest,
+  inputs: readonly Chronos2Input[],
+  horizon: number,
+  crossLearning = false,
+): Promise<Float64Array[][]> {
   const out: Float64Array[][] = [];
   const limit = manifest.options.batch_size;
-  for (let start = 0; start < inputs.length; ) {
+  for (let start = 0; start < inputs.length;) {
     // Chronos2Dataset's sequential batches: add tasks while the batch has fewer than batch_size rows.
     let end = start;
     let rows = 0;
@@ -114,7 +123,12 @@ export async function predictChronos2(run: Runner, manifest: Chronos2Manifest, i
 }
 
 /** A batch's rows; each task is a group of its own, or with cross-learning the batch is one group. */
-function buildRows(manifest: Chronos2Manifest, inputs: readonly Chronos2Input[], horizon: number, crossLearning: boolean): { rows: Rows; targetRows: number[] } {
+function buildRows(
+  manifest: Chronos2Manifest,
+  inputs: readonly Chronos2Input[],
+  horizon: number,
+  crossLearning: boolean,
+): { rows: Rows; targetRows: number[] } {
   const C = manifest.context_length;
   const series: Float64Array[] = [];
   const futures: (Float64Array | null)[] = [];
@@ -208,7 +222,13 @@ async function predictStep(run: Runner, manifest: Chronos2Manifest, rows: Rows, 
   return { values, length };
 }
 
-async function predictBatch(run: Runner, manifest: Chronos2Manifest, inputs: readonly Chronos2Input[], horizon: number, crossLearning: boolean): Promise<Float64Array[][]> {
+async function predictBatch(
+  run: Runner,
+  manifest: Chronos2Manifest,
+  inputs: readonly Chronos2Input[],
+  horizon: number,
+  crossLearning: boolean,
+): Promise<Float64Array[][]> {
   const levels = manifest.quantile_levels;
   const Q = levels.length;
   const C = manifest.context_length;
@@ -222,7 +242,8 @@ async function predictBatch(run: Runner, manifest: Chronos2Manifest, inputs: rea
   const keep = (row: number, level: number, step: number, value: number) => {
     if (done + step < horizon) forecast[row][level][done + step] = value;
   };
-  for (let r = 0; r < rows.count; r++) for (let q = 0; q < Q; q++) for (let t = 0; t < first.length; t++) keep(r, q, t, first.values[(r * Q + q) * first.length + t]);
+  for (let r = 0; r < rows.count; r++)
+    for (let q = 0; q < Q; q++) for (let t = 0; t < first.length; t++) keep(r, q, t, first.values[(r * Q + q) * first.length + t]);
   done += first.length;
 
   if (done < horizon) {
@@ -243,7 +264,8 @@ async function predictBatch(run: Runner, manifest: Chronos2Manifest, inputs: rea
     for (let r = 0; r < rows.count; r++) for (let u = 0; u < U; u++) groupIds[r * U + u] = rows.groupIds[r] * BigInt(U) + BigInt(u);
     let futureWidth = rows.futureWidth;
     let future = new Float64Array(R * futureWidth);
-    for (let r = 0; r < rows.count; r++) for (let u = 0; u < U; u++) future.set(rows.future.subarray(r * futureWidth, (r + 1) * futureWidth), (r * U + u) * futureWidth);
+    for (let r = 0; r < rows.count; r++)
+      for (let u = 0; u < U; u++) future.set(rows.future.subarray(r * futureWidth, (r + 1) * futureWidth), (r * U + u) * futureWidth);
 
     let previous = first;
     const samples = new Float64Array(U * Q);
@@ -331,7 +353,12 @@ function contextUpTo(series: ContextSeries, time: number): Chronos2Input | null 
  * so that in a backtest a forecast never learns from another series' values after its own
  * creation date, and only_as_context series join each set cut at that time.
  */
-export async function forecastChronos2(run: Runner, manifest: Chronos2Manifest, tasks: readonly ForecastTask[], options: Chronos2Options = {}): Promise<ForecastOutput[]> {
+export async function forecastChronos2(
+  run: Runner,
+  manifest: Chronos2Manifest,
+  tasks: readonly ForecastTask[],
+  options: Chronos2Options = {},
+): Promise<ForecastOutput[]> {
   const out: ForecastOutput[] = new Array(tasks.length);
   const sets = new Map<string, number[]>();
   tasks.forEach((t, i) => {

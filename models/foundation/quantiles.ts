@@ -30,7 +30,12 @@ export function interpolateAt(levels: ArrayLike<number>, values: ArrayLike<numbe
 }
 
 /** `interpolateAt` for several query levels at once. */
-export function interpolate(levels: ArrayLike<number>, values: ArrayLike<number>, query: readonly number[], out = new Float64Array(query.length)): Float64Array {
+export function interpolate(
+  levels: ArrayLike<number>,
+  values: ArrayLike<number>,
+  query: readonly number[],
+  out = new Float64Array(query.length),
+): Float64Array {
   for (let i = 0; i < query.length; i++) out[i] = interpolateAt(levels, values, query[i]);
   return out;
 }
@@ -42,7 +47,12 @@ export function interpolate(levels: ArrayLike<number>, values: ArrayLike<number>
  * flat beyond the model's first and last level. For non-crossing outputs (a trained model's) it
  * equals the reference's own interpolation.
  */
-export function mapQuantiles(levels: readonly number[], values: ArrayLike<number>, query: readonly number[], out = new Float64Array(query.length)): Float64Array {
+export function mapQuantiles(
+  levels: readonly number[],
+  values: ArrayLike<number>,
+  query: readonly number[],
+  out = new Float64Array(query.length),
+): Float64Array {
   return interpolate(levels, increasing(values), query, out);
 }
 
@@ -51,7 +61,12 @@ export function mapQuantiles(levels: readonly number[], values: ArrayLike<number
  * the steps. One scratch row serves all steps, since adapters call this for every series and
  * step of a batch.
  */
-export function mapQuantileSteps(levels: readonly number[], channel: (k: number) => ArrayLike<number>, query: readonly number[], horizon: number): Float64Array[] {
+export function mapQuantileSteps(
+  levels: readonly number[],
+  channel: (k: number) => ArrayLike<number>,
+  query: readonly number[],
+  horizon: number,
+): Float64Array[] {
   const out = query.map(() => new Float64Array(horizon));
   const atStep = new Float64Array(levels.length);
   const mapped = new Float64Array(query.length);
@@ -129,7 +144,12 @@ export interface WeightedScratch {
   merge: Uint32Array;
 }
 
-export const weightedScratch = (n: number): WeightedScratch => ({ order: new Uint32Array(n), sorted: new Float64Array(n), cumulative: new Float64Array(n), merge: new Uint32Array(n) });
+export const weightedScratch = (n: number): WeightedScratch => ({
+  order: new Uint32Array(n),
+  sorted: new Float64Array(n),
+  cumulative: new Float64Array(n),
+  merge: new Uint32Array(n),
+});
 
 /**
  * Sorts indices by their values, ties by index (a stable order), in place. Insertion sort over

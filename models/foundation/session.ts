@@ -68,7 +68,9 @@ export function output(outputs: ort.InferenceSession.OnnxValueMapType, name: str
   const tensor = outputs[name];
   if (!tensor) throw new Error(`the ONNX model has no output '${name}'; re-export it with tools/export/export.py`);
   if (tensor.type !== 'float32' || tensor.dims.length !== dims.length || tensor.dims.some((d, i) => d !== dims[i])) {
-    throw new Error(`the ONNX model's output '${name}' is ${tensor.type}[${tensor.dims.join(', ')}], expected float32[${dims.join(', ')}]; re-export it with tools/export/export.py`);
+    throw new Error(
+      `the ONNX model's output '${name}' is ${tensor.type}[${tensor.dims.join(', ')}], expected float32[${dims.join(', ')}]; re-export it with tools/export/export.py`,
+    );
   }
   return tensor.data as Float32Array;
 }
@@ -79,7 +81,13 @@ export function output(outputs: ort.InferenceSession.OnnxValueMapType, name: str
  */
 export function onnxModel<N extends FoundationName>(
   name: N,
-  forecast: (run: Runner, manifest: ManifestOf<N>, tasks: readonly ForecastTask[], context: readonly ContextSeries[], options: GlobalBatchOptions) => Promise<ForecastOutput[]>,
+  forecast: (
+    run: Runner,
+    manifest: ManifestOf<N>,
+    tasks: readonly ForecastTask[],
+    context: readonly ContextSeries[],
+    options: GlobalBatchOptions,
+  ) => Promise<ForecastOutput[]>,
 ): GlobalModel {
   return {
     name,

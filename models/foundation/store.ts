@@ -78,7 +78,10 @@ export const TimesFM25Manifest = z
   .strict()
   .refine((m) => m.context_length % m.patch_size === 0, { message: 'context_length must be a multiple of patch_size', path: ['context_length'] })
   .refine((m) => m.output_patch_len % m.patch_size === 0, { message: 'output_patch_len must be a multiple of patch_size', path: ['output_patch_len'] })
-  .refine((m) => m.decode_index === m.quantile_levels.indexOf(0.5) + 1, { message: 'must point at the 0.5 channel (channel 0 is the mean head)', path: ['decode_index'] });
+  .refine((m) => m.decode_index === m.quantile_levels.indexOf(0.5) + 1, {
+    message: 'must point at the 0.5 channel (channel 0 is the mean head)',
+    path: ['decode_index'],
+  });
 
 export const TimesFM2Manifest = z
   .object({
@@ -89,7 +92,10 @@ export const TimesFM2Manifest = z
   .strict()
   .refine((m) => m.context_length % m.patch_size === 0, { message: 'context_length must be a multiple of patch_size', path: ['context_length'] })
   .refine((m) => m.output_patch_len % m.patch_size === 0, { message: 'output_patch_len must be a multiple of patch_size', path: ['output_patch_len'] })
-  .refine((m) => m.point_output === 'mean' || m.quantile_levels.includes(0.5), { message: 'must include 0.5 (the median point forecast)', path: ['quantile_levels'] });
+  .refine((m) => m.point_output === 'mean' || m.quantile_levels.includes(0.5), {
+    message: 'must include 0.5 (the median point forecast)',
+    path: ['quantile_levels'],
+  });
 
 export type Chronos2Manifest = z.output<typeof Chronos2Manifest>;
 export type TimesFM25Manifest = z.output<typeof TimesFM25Manifest>;
@@ -158,7 +164,10 @@ export function inspectModel<N extends FoundationName>(name: N, dir: string = mo
   try {
     raw = JSON.parse(fs.readFileSync(manifestPath, 'utf8'));
   } catch (err) {
-    return { ok: false, reason: `its manifest ${manifestPath} is not valid JSON (${err instanceof Error ? err.message : String(err)}); re-export the model (${exportHint(name, dir)})` };
+    return {
+      ok: false,
+      reason: `its manifest ${manifestPath} is not valid JSON (${err instanceof Error ? err.message : String(err)}); re-export the model (${exportHint(name, dir)})`,
+    };
   }
   const parsed = MANIFESTS[name].safeParse(raw);
   if (!parsed.success) {
@@ -173,10 +182,16 @@ export function inspectModel<N extends FoundationName>(name: N, dir: string = mo
   try {
     stat = fs.statSync(onnxPath);
   } catch {
-    return { ok: false, reason: `its ONNX file is missing: ${manifestPath} names ${manifest.onnx_file}, expected at ${onnxPath}; copy the whole exported folder` };
+    return {
+      ok: false,
+      reason: `its ONNX file is missing: ${manifestPath} names ${manifest.onnx_file}, expected at ${onnxPath}; copy the whole exported folder`,
+    };
   }
   if (stat.size !== manifest.bytes) {
-    return { ok: false, reason: `its ONNX file ${onnxPath} has ${stat.size} bytes but the manifest says ${manifest.bytes}: the file is incomplete or not the exported one; copy the exported folder again` };
+    return {
+      ok: false,
+      reason: `its ONNX file ${onnxPath} has ${stat.size} bytes but the manifest says ${manifest.bytes}: the file is incomplete or not the exported one; copy the exported folder again`,
+    };
   }
   const key = `${onnxPath}\0${stat.size}\0${stat.mtimeMs}`;
   let digest = verified.get(key);
@@ -185,7 +200,10 @@ export function inspectModel<N extends FoundationName>(name: N, dir: string = mo
     verified.set(key, digest);
   }
   if (digest !== manifest.sha256) {
-    return { ok: false, reason: `its ONNX file ${onnxPath} is corrupt: SHA-256 ${digest} but the manifest says ${manifest.sha256}; copy the exported folder again` };
+    return {
+      ok: false,
+      reason: `its ONNX file ${onnxPath} is corrupt: SHA-256 ${digest} but the manifest says ${manifest.sha256}; copy the exported folder again`,
+    };
   }
   return { ok: true, model: { name, folder, onnxPath, manifest, fingerprint: `${key}\0${digest}` } };
 }

@@ -80,11 +80,15 @@ function pseudoInverseSolve(X: Float64Array, y: Float64Array, rows: number, k: n
  * standardised), then each text covariate's one-hot columns (name order), as the reference's
  * create_covariate_matrix lays them out.
  */
-function designMatrices(series: readonly XRegSeries[], horizon: number): { train: Float64Array; test: Float64Array; k: number; trainRows: number; testRows: number } {
+function designMatrices(
+  series: readonly XRegSeries[],
+  horizon: number,
+): { train: Float64Array; test: Float64Array; k: number; trainRows: number; testRows: number } {
   const names = Object.keys(series[0].future).sort();
   const values = (name: string, s: XRegSeries) => {
     const v = s.future[name];
-    if (!v || v.length !== s.target.length + horizon) throw new ModelInputError(`covariate '${name}' needs ${s.target.length + horizon} values (history + horizon) in every series forecast together`);
+    if (!v || v.length !== s.target.length + horizon)
+      throw new ModelInputError(`covariate '${name}' needs ${s.target.length + horizon} values (history + horizon) in every series forecast together`);
     return v;
   };
   // A covariate with any text value is categorical; its numbers, if any, count as categories too.

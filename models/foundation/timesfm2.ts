@@ -83,7 +83,13 @@ export async function predictTimesFM2(run: Runner, m: TimesFM2Manifest, inputs: 
   });
 }
 
-async function predictInBatches(run: Runner, m: TimesFM2Manifest, inputs: readonly TimesFM2Input[], horizon: number, batchSize: number): Promise<TimesFMForecast[]> {
+async function predictInBatches(
+  run: Runner,
+  m: TimesFM2Manifest,
+  inputs: readonly TimesFM2Input[],
+  horizon: number,
+  batchSize: number,
+): Promise<TimesFMForecast[]> {
   const out: TimesFMForecast[] = [];
   for (let start = 0; start < inputs.length; start += batchSize) out.push(...(await predictTimesFM2(run, m, inputs.slice(start, start + batchSize), horizon)));
   return out;
@@ -94,9 +100,21 @@ async function predictInBatches(run: Runner, m: TimesFM2Manifest, inputs: readon
  * series, TimesFM on each residual, the horizon's fit added back (to every channel; the reference
  * returns the point alone), then the target's own scale restored.
  */
-export async function predictTimesFM2WithCovariates(run: Runner, m: TimesFM2Manifest, series: readonly (XRegSeries & { frequencyClass: number })[], horizon: number, batchSize = 256): Promise<TimesFMForecast[]> {
+export async function predictTimesFM2WithCovariates(
+  run: Runner,
+  m: TimesFM2Manifest,
+  series: readonly (XRegSeries & { frequencyClass: number })[],
+  horizon: number,
+  batchSize = 256,
+): Promise<TimesFMForecast[]> {
   return forecastWithRegression(series, horizon, (residuals) =>
-    predictInBatches(run, m, residuals.map((history, i) => ({ history, frequencyClass: series[i].frequencyClass })), horizon, batchSize),
+    predictInBatches(
+      run,
+      m,
+      residuals.map((history, i) => ({ history, frequencyClass: series[i].frequencyClass })),
+      horizon,
+      batchSize,
+    ),
   );
 }
 
@@ -110,7 +128,13 @@ export async function forecastTimesFM2(run: Runner, m: TimesFM2Manifest, tasks: 
   for (const { horizon, indices, future } of taskSets('timesfm-2', tasks)) {
     const inputs = indices.map((i) => ({ history: tasks[i].history, frequencyClass: frequencyClass(tasks[i].freq) }));
     const forecasts = future
-      ? await predictTimesFM2WithCovariates(run, m, inputs.map((input, k) => ({ target: input.history, future: future[k], frequencyClass: input.frequencyClass })), horizon, batchSize)
+      ? await predictTimesFM2WithCovariates(
+          run,
+          m,
+          inputs.map((input, k) => ({ target: input.history, future: future[k], frequencyClass: input.frequencyClass })),
+          horizon,
+          batchSize,
+        )
       : await predictInBatches(run, m, inputs, horizon, batchSize);
     indices.forEach((taskIndex, k) => (out[taskIndex] = timesfmOutput(m, forecasts[k], tasks[taskIndex].quantiles, horizon)));
   }

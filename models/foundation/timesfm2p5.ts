@@ -184,7 +184,10 @@ export async function predictTimesFM25(run: Runner, m: TimesFM25Manifest, histor
   if (C + maxHorizon > m.context_limit) {
     throw new ModelInputError(`timesfm-2p5 serves at most ${m.context_limit - C} steps of horizon with its context of ${C}; got ${horizon}`);
   }
-  const flags: Flags = { ...m.forecast_config, use_continuous_quantile_head: m.forecast_config.use_continuous_quantile_head && maxHorizon <= m.output_quantile_len };
+  const flags: Flags = {
+    ...m.forecast_config,
+    use_continuous_quantile_head: m.forecast_config.use_continuous_quantile_head && maxHorizon <= m.output_quantile_len,
+  };
   const steps = Math.ceil(horizon / o) - 1; // (max_horizon - 1) // o
 
   // forecast(): fill, cut or pad to the compiled context.
@@ -272,7 +275,12 @@ export async function predictTimesFM25(run: Runner, m: TimesFM25Manifest, histor
 }
 
 /** The requested output: the point forecast, and the requested levels from channels 1..9 (TimesFM 2 and 2.5). */
-export function timesfmOutput(m: { readonly quantile_levels: readonly number[] }, f: TimesFMForecast, requested: readonly number[], horizon: number): ForecastOutput {
+export function timesfmOutput(
+  m: { readonly quantile_levels: readonly number[] },
+  f: TimesFMForecast,
+  requested: readonly number[],
+  horizon: number,
+): ForecastOutput {
   return { mean: f.point, quantiles: mapQuantileSteps(m.quantile_levels, (k) => f.channels[k + 1], requested, horizon) };
 }
 
@@ -286,16 +294,35 @@ export async function forecastTimesFM25(run: Runner, m: TimesFM25Manifest, tasks
   const out: ForecastOutput[] = new Array(tasks.length);
   for (const { horizon, indices, future } of taskSets('timesfm-2p5', tasks)) {
     const forecasts = future
-      ? await predictTimesFM25WithCovariates(run, m, indices.map((i, k) => ({ target: tasks[i].history, future: future[k] })), horizon, batchSize)
-      : await predictInBatches(run, m, indices.map((i) => tasks[i].history), horizon, batchSize);
+      ? await predictTimesFM25WithCovariates(
+          run,
+          m,
+          indices.map((i, k) => ({ target: tasks[i].history, future: future[k] })),
+          horizon,
+          batchSize,
+        )
+      : await predictInBatches(
+          run,
+          m,
+          indices.map((i) => tasks[i].history),
+          horizon,
+          batchSize,
+        );
     indices.forEach((taskIndex, k) => (out[taskIndex] = timesfmOutput(m, forecasts[k], tasks[taskIndex].quantiles, horizon)));
   }
   return out;
 }
 
-async function predictInBatches(run: Runner, m: TimesFM25Manifest, histories: readonly Float64Array[], horizon: number, batchSize: number): Promise<TimesFMForecast[]> {
+async function predictInBatches(
+  run: Runner,
+  m: TimesFM25Manifest,
+  histories: readonly Float64Array[],
+  horizon: number,
+  batchSize: number,
+): Promise<TimesFMForecast[]> {
   const out: TimesFMForecast[] = [];
-  for (let start = 0; start < histories.length; start += batchSize) out.push(...(await predictTimesFM25(run, m, histories.slice(start, start + batchSize), horizon)));
+  for (let start = 0; start < histories.length; start += batchSize)
+    out.push(...(await predictTimesFM25(run, m, histories.slice(start, start + batchSize), horizon)));
   return out;
 }
 
@@ -304,7 +331,13 @@ async function predictInBatches(run: Runner, m: TimesFM25Manifest, histories: re
  * series, TimesFM on each residual, the horizon's fit added back to the point and every channel,
  * then the target's own scale restored.
  */
-export async function predictTimesFM25WithCovariates(run: Runner, m: TimesFM25Manifest, series: readonly XRegSeries[], horizon: number, batchSize = 256): Promise<TimesFMForecast[]> {
+export async function predictTimesFM25WithCovariates(
+  run: Runner,
+  m: TimesFM25Manifest,
+  series: readonly XRegSeries[],
+  horizon: number,
+  batchSize = 256,
+): Promise<TimesFMForecast[]> {
   return forecastWithRegression(series, horizon, (residuals) => predictInBatches(run, m, residuals, horizon, batchSize));
 }
 

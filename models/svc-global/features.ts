@@ -234,7 +234,14 @@ export function fitCategoryCodes(schema: Schema, rows: readonly { s: SeriesData;
     if (!v.categorical) return;
     const sums = new Map<string, [number, number]>();
     rows.forEach(({ s, t }, r) => {
-      const raw = v.kind === 'future' ? s.future[v.name]?.[t] : v.kind === 'hist' ? (t - schema.horizon >= 0 ? s.hist[v.name]?.[t - schema.horizon] : undefined) : s.static[v.name];
+      const raw =
+        v.kind === 'future'
+          ? s.future[v.name]?.[t]
+          : v.kind === 'hist'
+            ? t - schema.horizon >= 0
+              ? s.hist[v.name]?.[t - schema.horizon]
+              : undefined
+            : s.static[v.name];
       if (raw === undefined || raw === null) return;
       const key = String(raw);
       const acc = sums.get(key) ?? [0, 0];

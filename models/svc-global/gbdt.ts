@@ -73,7 +73,8 @@ export interface Bins {
 export function fitBins(x: Matrix, maxBins: number, seed: number): Bins {
   const sampleSize = Math.min(x.rows, 30_000);
   const random = rng(seed ^ 0x9e3779b9);
-  const rows = sampleSize === x.rows ? Uint32Array.from({ length: x.rows }, (_, i) => i) : Uint32Array.from({ length: sampleSize }, () => Math.floor(random() * x.rows));
+  const rows =
+    sampleSize === x.rows ? Uint32Array.from({ length: x.rows }, (_, i) => i) : Uint32Array.from({ length: sampleSize }, () => Math.floor(random() * x.rows));
   const edges: Float64Array[] = [];
   const column = new Float64Array(rows.length);
   for (let f = 0; f < x.features; f++) {
@@ -362,8 +363,30 @@ export function fitGbdt(data: BinnedMatrix, y: Float64Array, train: Uint32Array,
       left.push(0);
       right.push(0);
       if (leaf.parent >= 0) (leaf.isLeft ? left : right)[leaf.parent] = node;
-      const l: Leaf = { begin: leaf.begin, end: i, count: s.leftCount, depth: leaf.depth + 1, grad: s.leftGrad, gradHist: EMPTY, countHist: EMPTY, split: null, parent: node, isLeft: true };
-      const r: Leaf = { begin: i, end: leaf.end, count: leaf.count - s.leftCount, depth: leaf.depth + 1, grad: leaf.grad - s.leftGrad, gradHist: EMPTY, countHist: EMPTY, split: null, parent: node, isLeft: false };
+      const l: Leaf = {
+        begin: leaf.begin,
+        end: i,
+        count: s.leftCount,
+        depth: leaf.depth + 1,
+        grad: s.leftGrad,
+        gradHist: EMPTY,
+        countHist: EMPTY,
+        split: null,
+        parent: node,
+        isLeft: true,
+      };
+      const r: Leaf = {
+        begin: i,
+        end: leaf.end,
+        count: leaf.count - s.leftCount,
+        depth: leaf.depth + 1,
+        grad: leaf.grad - s.leftGrad,
+        gradHist: EMPTY,
+        countHist: EMPTY,
+        split: null,
+        parent: node,
+        isLeft: false,
+      };
       const [small, large] = l.count <= r.count ? [l, r] : [r, l];
       buildHist(small, offsets, features);
       // The larger child's histogram is the parent's minus the smaller's, in the parent's arrays.

@@ -153,7 +153,10 @@ function fitGroup(all: SeriesData[], baseSchema: Schema, cutoff: number, levels:
   const pool = all.map((s) => ({ s, n: knownBy(s, cutoff) })).filter((p) => p.n >= 2);
   if (pool.length === 0) throw new ModelInputError('svc-global needs at least two observations of history');
   // A schema of its own, from this group's data only: its centring, and category codes from its rows.
-  const center = chooseCenter(pool.map(({ s, n }) => s.values.subarray(0, n)), m);
+  const center = chooseCenter(
+    pool.map(({ s, n }) => s.values.subarray(0, n)),
+    m,
+  );
   const schema: Schema = { ...baseSchema, center, variables: baseSchema.variables.map((v) => ({ ...v, codes: new Map() })) };
   const rows: TrainingRow[] = [];
   const calibration: { s: SeriesData; n: number; scale: number }[] = [];
@@ -194,15 +197,26 @@ function fitGroup(all: SeriesData[], baseSchema: Schema, cutoff: number, levels:
     const fit = fitGbdt(data, targets, Uint32Array.from(trainIdx), params, Uint32Array.from(validIdx));
     model = fit.booster;
     const random = rng(seed ^ 0xc0ffee);
-    const chosen = calibration.length <= options.maxCalibrationSeries ? calibration : calibration.filter(() => random() < options.maxCalibrationSeries / calibration.length);
+    const chosen =
+      calibration.length <= options.maxCalibrationSeries ? calibration : calibration.filter(() => random() < options.maxCalibrationSeries / calibration.length);
     const forecasts = forecastRecursive(model, schema, chosen, horizon);
     errors = chosen.map(({ s, n, scale }, i) => Float64Array.from(forecasts[i], (f, j) => (s.values[n + j] - f) / scale));
     if (kept.length * fit.rounds <= options.refitRowRounds) {
-      model = fitGbdt(data, targets, Uint32Array.from(kept, (_, i) => i), { ...params, rounds: fit.rounds }).booster;
+      model = fitGbdt(
+        data,
+        targets,
+        Uint32Array.from(kept, (_, i) => i),
+        { ...params, rounds: fit.rounds },
+      ).booster;
     }
   } else {
     // Too short to hold anything out: in-sample one-step residuals, widened like a random walk.
-    model = fitGbdt(data, targets, Uint32Array.from(kept, (_, i) => i), { ...params, rounds: Math.min(params.rounds, 100) }).booster;
+    model = fitGbdt(
+      data,
+      targets,
+      Uint32Array.from(kept, (_, i) => i),
+      { ...params, rounds: Math.min(params.rounds, 100) },
+    ).booster;
     const residuals = Float64Array.from(kept, (r, i) => targets[i] - predictRow(model, values, i * schema.width));
     errors = Array.from(residuals, (e) => Float64Array.from({ length: horizon }, (_, j) => e * Math.sqrt(j + 1)));
   }
@@ -219,7 +233,8 @@ export function createSvcGlobal(options: SvcGlobalOptions = DEFAULT_OPTIONS): Gl
       const levels = tasks[0].quantiles;
       for (const task of tasks) {
         if (!task.times) throw new Error('svc-global needs the timestamps of every task');
-        if (task.horizon !== horizon || task.seasonLength !== tasks[0].seasonLength) throw new Error('svc-global needs one horizon and season length per request');
+        if (task.horizon !== horizon || task.seasonLength !== tasks[0].seasonLength)
+          throw new Error('svc-global needs one horizon and season length per request');
       }
       // Per series, the task that saw the most (latest creation date) holds what training may use.
       const latest = new Map<number, ForecastTask>();

@@ -56,7 +56,8 @@ describe('POST /forecast answers the reference response shape', () => {
 
   test('context limits the history each forecast sees', async () => {
     const withContext = (await post(dailyRequest({ context: 3, quantiles: [0.9] }))).json().series[0][0];
-    const trimmed = (await post(dailyRequest({ quantiles: [0.9] }, { target: [8, 7, 9], index: ['2024-01-08', '2024-01-09', '2024-01-10'] }))).json().series[0][0];
+    const trimmed = (await post(dailyRequest({ quantiles: [0.9] }, { target: [8, 7, 9], index: ['2024-01-08', '2024-01-09', '2024-01-10'] }))).json()
+      .series[0][0];
     expect(withContext.prediction['0.9']).toEqual(trimmed.prediction['0.9']);
     const full = (await post(dailyRequest({ quantiles: [0.9] }))).json().series[0][0];
     expect(full.prediction['0.9']).not.toEqual(trimmed.prediction['0.9']);
@@ -95,7 +96,11 @@ describe('validation: one errors entry per failing field, in the reference path 
     ['non-numeric target value', dailyRequest({}, { target: [1, 'x', 3, 4, 5, 6, 7, 8, 9, 10] }), 'body.series[0].target[1]'],
     ['index length differs', dailyRequest({}, { index: ['2024-01-01'] }), 'body.series[0].index'],
     ['index not a date', dailyRequest({}, { index: ['2024-01-01', 'tomorrow', ...Array(8).fill('2024-01-03')] }), 'body.series[0].index[1]'],
-    ['index not increasing', dailyRequest({}, { index: ['2024-01-02', '2024-01-01', ...Array.from({ length: 8 }, (_, i) => `2024-02-0${i + 1}`)] }), 'body.series[0].index[1]'],
+    [
+      'index not increasing',
+      dailyRequest({}, { index: ['2024-01-02', '2024-01-01', ...Array.from({ length: 8 }, (_, i) => `2024-02-0${i + 1}`)] }),
+      'body.series[0].index[1]',
+    ],
     ['fcds past the end', dailyRequest({}, { fcds: [3, 11] }), 'body.series[0].fcds[1]'],
     ['fcds zero', dailyRequest({}, { fcds: [0] }), 'body.series[0].fcds[0]'],
     ['fcds empty', dailyRequest({}, { fcds: [] }), 'body.series[0].fcds'],
@@ -110,13 +115,25 @@ describe('validation: one errors entry per failing field, in the reference path 
     ['missing horizon', { series: dailyRequest().series, freq: 'D' }, 'body.horizon'],
     ['unknown top-level property', dailyRequest({ quantile: [0.5] }), 'body'],
     ['unknown series property', dailyRequest({}, { targets: [1] }), 'body.series[0]'],
-    ['model_config unknown property', dailyRequest({ model_config: { model: 'naive', config: { season_length: 2, seasonality: 7 } } }), 'body.model_config.config'],
-    ['model_config season_length 0', dailyRequest({ model_config: { model: 'naive', config: { season_length: 0 } } }), 'body.model_config.config.season_length'],
+    [
+      'model_config unknown property',
+      dailyRequest({ model_config: { model: 'naive', config: { season_length: 2, seasonality: 7 } } }),
+      'body.model_config.config',
+    ],
+    [
+      'model_config season_length 0',
+      dailyRequest({ model_config: { model: 'naive', config: { season_length: 0 } } }),
+      'body.model_config.config.season_length',
+    ],
     ['model_config for another model', dailyRequest({ model_config: { model: 'aets', config: {} } }), 'body.model_config.model'],
     ['hist_variables length', dailyRequest({}, { hist_variables: { price: [1, 2] } }), 'body.series[0].hist_variables.price'],
     ['future_variables length', dailyRequest({}, { future_variables: { price: Array(10).fill(1) } }), 'body.series[0].future_variables.price'],
     ['holidays country code', dailyRequest({ covariates: [{ type: 'holidays', config: { country: 'USA' } }] }), 'body.covariates[0].config.country'],
-    ['holidays window_size', dailyRequest({ covariates: [{ type: 'holidays', config: { country: 'US', window_size: 16 } }] }), 'body.covariates[0].config.window_size'],
+    [
+      'holidays window_size',
+      dailyRequest({ covariates: [{ type: 'holidays', config: { country: 'US', window_size: 16 } }] }),
+      'body.covariates[0].config.window_size',
+    ],
     ['covariate type', dailyRequest({ covariates: [{ type: 'weather', config: {} }] }), 'body.covariates[0].type'],
     ['body not an object', [1, 2], 'body'],
   ];
@@ -132,7 +149,12 @@ describe('validation: one errors entry per failing field, in the reference path 
 
   test('several failing fields give several entries', async () => {
     const res = await post(dailyRequest({ horizon: 0, context: 0, freq: 'X' }));
-    expect(res.json().errors.map((e: { path: string }) => e.path).sort()).toEqual(['body.context', 'body.freq', 'body.horizon']);
+    expect(
+      res
+        .json()
+        .errors.map((e: { path: string }) => e.path)
+        .sort(),
+    ).toEqual(['body.context', 'body.freq', 'body.horizon']);
   });
 
   test('covariates sent to a model that cannot use them are refused, naming who can', async () => {
@@ -187,7 +209,12 @@ describe('every non-2xx answer is problem+json', () => {
   });
 
   test('body that is not JSON', async () => {
-    const res = await server.app.inject({ method: 'POST', url: '/forecast?model=naive', headers: { ...AUTH, 'content-type': 'application/json' }, payload: '{"series": [' });
+    const res = await server.app.inject({
+      method: 'POST',
+      url: '/forecast?model=naive',
+      headers: { ...AUTH, 'content-type': 'application/json' },
+      payload: '{"series": [',
+    });
     expect(res.statusCode).toBe(400);
     expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
     expect(res.json().code).toBe('invalid_json');

@@ -49,4 +49,3 @@ test('the job endpoints are documented under both prefixes, the earlier one depr
   expect(doc.paths['/forecast-jobs'].post.deprecated).toBe(false);
   expect(doc.components.schemas.JobSubmitted.required).toEqual(expect.arrayContaining(['job_id', 'call_id']));
 });
-

@@ -17,7 +17,12 @@ test('a one-series request sent while a large one fills the model thread is answ
     });
   // The large request's batches are queued behind its first; then the small one arrives.
   await new Promise((r) => setTimeout(r, 100));
-  const small = await server.app.inject({ method: 'POST', url: '/forecast?model=aets', headers: AUTH, payload: { series: hourlySeries(1, 400), horizon: 24, freq: 'H' } });
+  const small = await server.app.inject({
+    method: 'POST',
+    url: '/forecast?model=aets',
+    headers: AUTH,
+    payload: { series: hourlySeries(1, 400), horizon: 24, freq: 'H' },
+  });
   const smallDone = performance.now() - started;
   expect(small.statusCode, small.body).toBe(200);
   expect(largeDone).toBe(0); // still computing: the small request did not wait for all of it

@@ -15,7 +15,12 @@ test('a long model fit runs off the event loop: other requests are answered whil
   await new Promise((r) => setTimeout(r, 200));
   const spec = await server.app.inject({ method: 'GET', url: '/openapi' });
   // Answered on the event loop (model threads are all busy with the slow forecast).
-  const refused = await server.app.inject({ method: 'POST', url: '/forecast?model=naive', headers: AUTH, payload: { series: hourlySeries(1, 30), horizon: 0, freq: 'H' } });
+  const refused = await server.app.inject({
+    method: 'POST',
+    url: '/forecast?model=naive',
+    headers: AUTH,
+    payload: { series: hourlySeries(1, 30), horizon: 0, freq: 'H' },
+  });
   expect(spec.statusCode).toBe(200);
   expect(refused.statusCode).toBe(422);
   expect(forecastDone).toBe(false);

@@ -211,7 +211,13 @@ function runModel(label: string, model: LocalModel, spec: ModelSpec, series: rea
  * gets an index ending at the same instant: the model may learn from every series' whole history,
  * as the M4 global methods did, and trains one model.
  */
-async function runGlobal(label: string, model: GlobalModel, spec: ModelSpec, series: readonly M4Series[], fallback: Map<string, SeriesScore>): Promise<Summary & { seconds: number; cpuSeconds: number }> {
+async function runGlobal(
+  label: string,
+  model: GlobalModel,
+  spec: ModelSpec,
+  series: readonly M4Series[],
+  fallback: Map<string, SeriesScore>,
+): Promise<Summary & { seconds: number; cpuSeconds: number }> {
   const end = Date.UTC(2020, 0, 6);
   const stepMs = series[0].seasonLength === 24 ? 3_600_000 : 7 * 86_400_000;
   const tasks: ForecastTask[] = series.map((s, i) => ({
@@ -325,7 +331,15 @@ function ratioRow(ours: string, peer: string, mine: Summary | string | undefined
   const maseRatio = mine.mase / ref.mase;
   const timeRatio = mine.msMean / ref.msMean;
   const verdict = (x: number, target: number) => `${fmt(x, 3)} ${x <= target ? 'PASS' : 'FAIL'}`;
-  return [`${ours} / ${peer}`, verdict(maseRatio, TARGET_MASE_RATIO), verdict(timeRatio, TARGET_TIME_RATIO), fmt(mine.smape / ref.smape, 3), fmt(mine.crps / ref.crps, 3), fmt(mine.cpuMsMean / ref.cpuMsMean, 3), fmt(ref.msMean / mine.msMean, 1) + 'x'];
+  return [
+    `${ours} / ${peer}`,
+    verdict(maseRatio, TARGET_MASE_RATIO),
+    verdict(timeRatio, TARGET_TIME_RATIO),
+    fmt(mine.smape / ref.smape, 3),
+    fmt(mine.crps / ref.crps, 3),
+    fmt(mine.cpuMsMean / ref.cpuMsMean, 3),
+    fmt(ref.msMean / mine.msMean, 1) + 'x',
+  ];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -375,7 +389,10 @@ export async function run(argv: string[]): Promise<void> {
   const datasets: M4Name[] = values.dataset === 'all' ? [...M4_NAMES] : [values.dataset as M4Name];
   const badDataset = datasets.find((d) => !M4_NAMES.includes(d));
   if (badDataset !== undefined) return usageError(`unknown --dataset "${badDataset}"`);
-  const modelKeys = values.models.split(',').map((m) => m.trim()).filter(Boolean);
+  const modelKeys = values.models
+    .split(',')
+    .map((m) => m.trim())
+    .filter(Boolean);
   const badModel = modelKeys.find((m) => !(m in MODELS));
   if (badModel !== undefined || modelKeys.length === 0) return usageError(`unknown model "${badModel ?? ''}"`);
   const positiveInt = (v: string | undefined): number | null | undefined => {
@@ -392,18 +409,38 @@ export async function run(argv: string[]): Promise<void> {
   const cpu = cpus();
   const date = new Date().toISOString();
   console.log(`# M4 accuracy benchmark, ${date}`);
-  console.log(`machine: ${cpu[0]?.model ?? 'unknown CPU'}, ${cpu.length} cores, ${(totalmem() / 2 ** 30).toFixed(1)} GiB; Node ${process.version}, single thread`);
-  console.log(`R reference: ${values['no-r'] ? 'skipped (--no-r)' : (rVersion ?? "not available (Rscript cannot load the forecast package)")}`);
-  console.log(`CRPS: quantile approximation (engine/metrics.ts crps) on the fixed grid of ${QUANTILE_GRID.length} levels ${QUANTILE_GRID[0]}, ${QUANTILE_GRID[1]}, ..., ${QUANTILE_GRID[QUANTILE_GRID.length - 1]}; in the data's units, so its mean is dominated by the large-valued series.`);
-  console.log('sMAPE (%) and MASE: M4 definitions; MASE scaled by the in-sample seasonal naive MAE at the file\'s freq (lag 1 when train is not longer than freq).');
-  console.log('time: wall clock of fit + forecast per series (mean and median, ms; the time target uses the mean), one thread on each side; CPU ms (user + system) shown too, as wall clock inflates when the machine is busy.');
-  console.log(`load average at start: ${loadavg().map((x) => x.toFixed(2)).join(', ')}`);
+  console.log(
+    `machine: ${cpu[0]?.model ?? 'unknown CPU'}, ${cpu.length} cores, ${(totalmem() / 2 ** 30).toFixed(1)} GiB; Node ${process.version}, single thread`,
+  );
+  console.log(`R reference: ${values['no-r'] ? 'skipped (--no-r)' : (rVersion ?? 'not available (Rscript cannot load the forecast package)')}`);
+  console.log(
+    `CRPS: quantile approximation (engine/metrics.ts crps) on the fixed grid of ${QUANTILE_GRID.length} levels ${QUANTILE_GRID[0]}, ${QUANTILE_GRID[1]}, ..., ${QUANTILE_GRID[QUANTILE_GRID.length - 1]}; in the data's units, so its mean is dominated by the large-valued series.`,
+  );
+  console.log(
+    "sMAPE (%) and MASE: M4 definitions; MASE scaled by the in-sample seasonal naive MAE at the file's freq (lag 1 when train is not longer than freq).",
+  );
+  console.log(
+    'time: wall clock of fit + forecast per series (mean and median, ms; the time target uses the mean), one thread on each side; CPU ms (user + system) shown too, as wall clock inflates when the machine is busy.',
+  );
+  console.log(
+    `load average at start: ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(', ')}`,
+  );
 
   // Load models once (the optional ones may be missing).
   const loaded = new Map<string, Loaded>();
   for (const key of modelKeys) loaded.set(key, await MODELS[key].load());
 
-  const report: Record<string, unknown> = { date, node: process.version, cpu: cpu[0]?.model, cores: cpu.length, r: rVersion, quantiles: QUANTILE_GRID, datasets: {} };
+  const report: Record<string, unknown> = {
+    date,
+    node: process.version,
+    cpu: cpu[0]?.model,
+    cores: cpu.length,
+    r: rVersion,
+    quantiles: QUANTILE_GRID,
+    datasets: {},
+  };
 
   for (const name of datasets) {
     let series = await loadM4(name);
@@ -411,7 +448,13 @@ export async function run(argv: string[]): Promise<void> {
     if (every !== undefined) series = series.filter((_, i) => i % every === 0);
     if (limit !== undefined) series = series.slice(0, limit);
     const s0 = series[0];
-    const subset = series.length === total ? 'all series' : `subset${every ? `: every ${ordinal(every)} series` : ''}${limit ? `${every ? ', then' : ':'} first ${limit}` : ''} (${series.map((s) => s.id).slice(0, 3).join(', ')}${series.length > 3 ? ', ...' : ''})`;
+    const subset =
+      series.length === total
+        ? 'all series'
+        : `subset${every ? `: every ${ordinal(every)} series` : ''}${limit ? `${every ? ', then' : ':'} first ${limit}` : ''} (${series
+            .map((s) => s.id)
+            .slice(0, 3)
+            .join(', ')}${series.length > 3 ? ', ...' : ''})`;
     const fallback = new Map<string, SeriesScore>();
 
     const summaries: Summary[] = [];
@@ -444,7 +487,11 @@ export async function run(argv: string[]): Promise<void> {
       rSummaries = R_METHODS.map((m) => summarizeR(m, results, series, fallback));
     }
 
-    console.log(`\n## M4 ${name}: ${series.length} of ${total} series, ${subset}; horizon ${s0.horizon}, freq ${s0.seasonLength}${rNote}; load average now ${loadavg().map((x) => x.toFixed(2)).join(', ')}\n`);
+    console.log(
+      `\n## M4 ${name}: ${series.length} of ${total} series, ${subset}; horizon ${s0.horizon}, freq ${s0.seasonLength}${rNote}; load average now ${loadavg()
+        .map((x) => x.toFixed(2))
+        .join(', ')}\n`,
+    );
     const rows = [...ours.map(scoreRow), ...[...unavailable].map(([k, why]) => [k, String(series.length), '-', why]), ...rSummaries.map(scoreRow)];
     console.log(table(['model', 'series', 'failed', 'sMAPE %', 'MASE', 'CRPS', 'ms/series', 'median ms', 'CPU ms/series'], rows));
 
@@ -460,7 +507,9 @@ export async function run(argv: string[]): Promise<void> {
     }
     const failedAll = [...ours, ...rSummaries].filter((s) => s.failed > 0);
     if (failedAll.length > 0) {
-      console.log('\n* series a model failed on (threw or gave a non-finite / mis-sized forecast) are scored with seasonal naive at freq, so means stay comparable:');
+      console.log(
+        '\n* series a model failed on (threw or gave a non-finite / mis-sized forecast) are scored with seasonal naive at freq, so means stay comparable:',
+      );
       for (const s of failedAll) {
         console.log(`  ${s.label}: ${s.failed} failed, e.g. ${s.firstErrors.join(' | ').slice(0, 300)}`);
       }
@@ -478,7 +527,15 @@ export async function run(argv: string[]): Promise<void> {
       console.log(table(['pair', 'MASE ratio', 'time ratio', 'sMAPE ratio', 'CRPS ratio', 'CPU time ratio', 'speed-up'], ratioRows));
     }
 
-    (report.datasets as Record<string, unknown>)[name] = { series: series.length, total, subset, ids: series.map((s) => s.id), ours, unavailable: Object.fromEntries(unavailable), r: rSummaries };
+    (report.datasets as Record<string, unknown>)[name] = {
+      series: series.length,
+      total,
+      subset,
+      ids: series.map((s) => s.id),
+      ours,
+      unavailable: Object.fromEntries(unavailable),
+      r: rSummaries,
+    };
   }
 
   if (values.json) {

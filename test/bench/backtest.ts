@@ -86,7 +86,9 @@ export async function run(args: string[]): Promise<void> {
   const chunk = Number(option(args, 'chunk', '64'));
   const request = await buildRequest(seriesCount, fcds);
   const forecasts = request.series.length * fcds;
-  console.log(`backtest: ${request.series.length} M4 Hourly series x ${fcds} forecast creation dates = ${forecasts} forecasts, horizon ${HORIZON}, model ${model}, ${workerThreads()} model threads, ${chunk} forecasts per chunk`);
+  console.log(
+    `backtest: ${request.series.length} M4 Hourly series x ${fcds} forecast creation dates = ${forecasts} forecasts, horizon ${HORIZON}, model ${model}, ${workerThreads()} model threads, ${chunk} forecasts per chunk`,
+  );
 
   // Warm both paths (thread start-up, model code, JIT) on a slice before timing either.
   await timeEngine({ ...request, series: request.series.slice(0, 4) }, model);
@@ -94,8 +96,12 @@ export async function run(args: string[]): Promise<void> {
   const engineSeconds = await timeEngine(request, model);
   console.log(`engine directly:   ${engineSeconds.toFixed(1)} s, ${(forecasts / engineSeconds).toFixed(2)} forecasts/s`);
   const temporal = await timeTemporal(request, model, chunk);
-  console.log(`through Temporal:  ${temporal.seconds.toFixed(1)} s, ${(temporal.forecasts / temporal.seconds).toFixed(2)} forecasts/s (job: submit to completed, Parquet written)`);
+  console.log(
+    `through Temporal:  ${temporal.seconds.toFixed(1)} s, ${(temporal.forecasts / temporal.seconds).toFixed(2)} forecasts/s (job: submit to completed, Parquet written)`,
+  );
   const overhead = temporal.seconds / engineSeconds - 1;
-  console.log(`Temporal overhead: ${(overhead * 100).toFixed(1)}% (throughput ratio engine/Temporal ${(temporal.seconds / engineSeconds).toFixed(3)}; target <= 15%)`);
+  console.log(
+    `Temporal overhead: ${(overhead * 100).toFixed(1)}% (throughput ratio engine/Temporal ${(temporal.seconds / engineSeconds).toFixed(3)}; target <= 15%)`,
+  );
   await closeWorkerPool();
 }

@@ -86,7 +86,9 @@ function multipartStream(file: string): { body: Readable; contentType: string } 
   const boundary = `----bench-${Date.now()}`;
   async function* parts() {
     yield Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="query"\r\nContent-Type: application/json\r\n\r\n${JSON.stringify(query)}\r\n`);
-    yield Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="m4"; filename="m4-hourly.parquet"\r\nContent-Type: application/vnd.apache.parquet\r\n\r\n`);
+    yield Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name="m4"; filename="m4-hourly.parquet"\r\nContent-Type: application/vnd.apache.parquet\r\n\r\n`,
+    );
     yield* fs.createReadStream(file);
     yield Buffer.from(`\r\n--${boundary}--\r\n`);
   }
@@ -126,10 +128,12 @@ async function post(baseUrl: string, file: string, model: string, series: M4Seri
   const text = await res.text();
   const wallMs = performance.now() - started;
   clearInterval(sampler);
-  const timing = Object.fromEntries((res.headers.get('server-timing') ?? '').split(',').map((entry) => {
-    const [name, dur] = entry.trim().split(';dur=');
-    return [name, Number(dur)];
-  }));
+  const timing = Object.fromEntries(
+    (res.headers.get('server-timing') ?? '').split(',').map((entry) => {
+      const [name, dur] = entry.trim().split(';dur=');
+      return [name, Number(dur)];
+    }),
+  );
   const schemaEnd = started + (timing.upload ?? 0) + (timing.schema ?? 0);
   const peak = (until: number) => Math.max(0, ...samples.filter((s) => s.at <= until).map((s) => s.rss - idle));
   let score: number | null = null;
@@ -154,14 +158,27 @@ const ms = (x: number | undefined) => (x === undefined ? '-' : `${(x / 1000).toF
 export async function run(argv: string[]): Promise<void> {
   let values;
   try {
-    ({ values } = parseArgs({ args: argv, options: { models: { type: 'string', default: 'aets' }, limit: { type: 'string' }, replicate: { type: 'string', default: '1' }, json: { type: 'string' }, help: { type: 'boolean', short: 'h', default: false } }, strict: true }));
+    ({ values } = parseArgs({
+      args: argv,
+      options: {
+        models: { type: 'string', default: 'aets' },
+        limit: { type: 'string' },
+        replicate: { type: 'string', default: '1' },
+        json: { type: 'string' },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+      strict: true,
+    }));
   } catch (e) {
     console.error(`${(e as Error).message}\n${USAGE}`);
     process.exitCode = 2;
     return;
   }
   if (values.help) return console.log(USAGE);
-  const models = values.models.split(',').map((m) => m.trim()).filter(Boolean);
+  const models = values.models
+    .split(',')
+    .map((m) => m.trim())
+    .filter(Boolean);
   const limit = values.limit === undefined ? Infinity : Number(values.limit);
   const replicate = Number(values.replicate);
   if (!(limit >= 1) || !Number.isInteger(replicate) || replicate < 1) {
@@ -192,7 +209,9 @@ export async function run(argv: string[]): Promise<void> {
     fs.rmSync(dir, { recursive: true, force: true });
   }
 
-  console.log(`M4 Hourly${replicate > 1 ? ` x${replicate}` : ''}, ${series.length * replicate} series, ${written.rows} rows: Parquet ${mb(written.fileBytes)} on disk, ${mb(written.decodedBytes)} decoded; ${workerThreads()} model threads, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'})`);
+  console.log(
+    `M4 Hourly${replicate > 1 ? ` x${replicate}` : ''}, ${series.length * replicate} series, ${written.rows} rows: Parquet ${mb(written.fileBytes)} on disk, ${mb(written.decodedBytes)} decoded; ${workerThreads()} model threads, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'})`,
+  );
   console.log('model            wall    upload  schema  model   assemble  parse+schema share  schema peak RSS (x decoded)  request peak RSS  sMAPE');
   for (const r of results) {
     const schemaShare = ((r.timing.upload ?? 0) + (r.timing.schema ?? 0) + (r.timing.assemble ?? 0)) / r.wallMs;
@@ -212,5 +231,13 @@ export async function run(argv: string[]): Promise<void> {
       ].join('  '),
     );
   }
-  if (values.json) fs.writeFileSync(values.json, JSON.stringify({ series: series.length * replicate, rows: written.rows, fileBytes: written.fileBytes, decodedBytes: written.decodedBytes, results }, null, 2));
+  if (values.json)
+    fs.writeFileSync(
+      values.json,
+      JSON.stringify(
+        { series: series.length * replicate, rows: written.rows, fileBytes: written.fileBytes, decodedBytes: written.decodedBytes, results },
+        null,
+        2,
+      ),
+    );
 }

@@ -148,7 +148,9 @@ export async function run(args: string[]): Promise<void> {
   const tasks: ForecastTask[] = m4.map((s) => ({ history: s.train, horizon: s.horizon, quantiles: QUANTILES, seasonLength: s.seasonLength }));
   const threads = Number(process.env.ONNX_THREADS) || os.availableParallelism();
   console.log(`models: ${dir}`);
-  console.log(`M4 Hourly: ${tasks.length} series, horizon ${tasks[0].horizon}; ONNX Runtime ${ort.env.versions.common}, ${threads} intra-op threads, best of ${repeat} runs`);
+  console.log(
+    `M4 Hourly: ${tasks.length} series, horizon ${tasks[0].horizon}; ONNX Runtime ${ort.env.versions.common}, ${threads} intra-op threads, best of ${repeat} runs`,
+  );
 
   const results: Result[] = [];
   for (const name of names) {
@@ -156,7 +158,16 @@ export async function run(args: string[]): Promise<void> {
     const session = await ort.InferenceSession.create(model.onnxPath, { intraOpNumThreads: threads, interOpNumThreads: 1, graphOptimizationLevel: 'all' });
     const forecast = await runnerFor(model, session);
     await forecast(tasks.slice(0, 4)); // first-call allocations out of the timing
-    results.push(await compare('adapter', model, tasks, repeat, () => forecast(tasks), (i) => forecast([tasks[i]])));
+    results.push(
+      await compare(
+        'adapter',
+        model,
+        tasks,
+        repeat,
+        () => forecast(tasks),
+        (i) => forecast([tasks[i]]),
+      ),
+    );
     await session.release();
   }
 
@@ -172,7 +183,16 @@ export async function run(args: string[]): Promise<void> {
     `${r.speedup.toFixed(1)}x`,
     r.maxRelativeDifference.toExponential(1),
   ]);
-  const header = ['level', dir === FIXTURES ? 'model (fixture)' : 'model', 'series', 'context', 'batched series/s', 'one-at-a-time series/s', 'speed-up', 'max diff'];
+  const header = [
+    'level',
+    dir === FIXTURES ? 'model (fixture)' : 'model',
+    'series',
+    'context',
+    'batched series/s',
+    'one-at-a-time series/s',
+    'speed-up',
+    'max diff',
+  ];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
   for (const row of [header, ...rows]) console.log(row.map((cell, i) => cell.padStart(widths[i])).join('  '));
   const slow = results.filter((r) => r.speedup < 5);
@@ -184,7 +204,13 @@ const HOUR_MS = 3_600_000;
 /** M4's synthetic index: hourly steps from 2016-01-01 for every series (datasets/README.md). */
 const START_MS = Date.UTC(2016, 0, 1);
 
-async function serviceLevel(dir: string, names: FoundationName[], m4: Awaited<ReturnType<typeof loadM4>>, tasks: readonly ForecastTask[], repeat: number): Promise<Result[]> {
+async function serviceLevel(
+  dir: string,
+  names: FoundationName[],
+  m4: Awaited<ReturnType<typeof loadM4>>,
+  tasks: readonly ForecastTask[],
+  repeat: number,
+): Promise<Result[]> {
   // Worker threads copy the environment when the pool starts.
   process.env.MODELS_DIR = dir;
   const key = 'bench-key';
@@ -200,7 +226,10 @@ async function serviceLevel(dir: string, names: FoundationName[], m4: Awaited<Re
     if (res.statusCode !== 200) throw new Error(`POST /forecast?model=${model}: ${res.statusCode} ${res.body.slice(0, 300)}`);
     return (res.json() as { series: { prediction: Record<string, number[]> }[][] }).series.map(([p]) => p.prediction);
   };
-  const toOutput = (p: Record<string, number[]>): ForecastOutput => ({ mean: Float64Array.from(p.mean), quantiles: QUANTILES.map((q) => Float64Array.from(p[String(q)])) });
+  const toOutput = (p: Record<string, number[]>): ForecastOutput => ({
+    mean: Float64Array.from(p.mean),
+    quantiles: QUANTILES.map((q) => Float64Array.from(p[String(q)])),
+  });
   const out: Result[] = [];
   try {
     for (const name of names) {

@@ -27,10 +27,14 @@ const SINGLE_THREAD_ENV = { OMP_NUM_THREADS: '1', OPENBLAS_NUM_THREADS: '1', MKL
 
 /** The forecast package's version when `Rscript` can load it, else null. */
 export function rForecastVersion(): string | null {
-  const r = spawnSync('Rscript', ['-e', 'suppressPackageStartupMessages(library(forecast)); cat(as.character(packageVersion("forecast")), R.version$major, R.version$minor)'], {
-    encoding: 'utf8',
-    timeout: 60_000,
-  });
+  const r = spawnSync(
+    'Rscript',
+    ['-e', 'suppressPackageStartupMessages(library(forecast)); cat(as.character(packageVersion("forecast")), R.version$major, R.version$minor)'],
+    {
+      encoding: 'utf8',
+      timeout: 60_000,
+    },
+  );
   if (r.error || r.status !== 0) return null;
   const [pkg, major, minor] = r.stdout.trim().split(/\s+/);
   return pkg ? `forecast ${pkg}, R ${major}.${minor}` : null;
@@ -43,7 +47,10 @@ function parseNumbers(text: string): Float64Array {
 function parseOutput(text: string, levels: readonly number[]): RResults {
   const results: RResults = { ets: new Map(), 'auto.arima': new Map() };
   // Collect by (method, id) first: time, mean, quantiles arrive on separate lines.
-  const partial = new Map<string, { method: RMethod; id: string; seconds?: number; cpuSeconds?: number; mean?: Float64Array; q: (Float64Array | undefined)[]; error?: string }>();
+  const partial = new Map<
+    string,
+    { method: RMethod; id: string; seconds?: number; cpuSeconds?: number; mean?: Float64Array; q: (Float64Array | undefined)[]; error?: string }
+  >();
   for (const line of text.split('\n')) {
     if (line === '') continue;
     const [id, method, field, value = ''] = line.split('\t');
@@ -80,21 +87,32 @@ function serialize(results: RResults): string {
   for (const m of R_METHODS) {
     plain[m] = {};
     for (const [id, r] of results[m]) {
-      plain[m][id] = r.ok ? { ok: true, seconds: r.seconds, cpuSeconds: r.cpuSeconds, mean: Array.from(r.mean), quantiles: r.quantiles.map((q) => Array.from(q)) } : r;
+      plain[m][id] = r.ok
+        ? { ok: true, seconds: r.seconds, cpuSeconds: r.cpuSeconds, mean: Array.from(r.mean), quantiles: r.quantiles.map((q) => Array.from(q)) }
+        : r;
     }
   }
   return JSON.stringify(plain);
 }
 
 function deserialize(text: string): RResults {
-  const plain = JSON.parse(text) as Record<RMethod, Record<string, { ok: boolean; seconds?: number; cpuSeconds?: number; mean?: number[]; quantiles?: number[][]; error?: string }>>;
+  const plain = JSON.parse(text) as Record<
+    RMethod,
+    Record<string, { ok: boolean; seconds?: number; cpuSeconds?: number; mean?: number[]; quantiles?: number[][]; error?: string }>
+  >;
   const results: RResults = { ets: new Map(), 'auto.arima': new Map() };
   for (const m of R_METHODS) {
     for (const [id, r] of Object.entries(plain[m] ?? {})) {
       results[m].set(
         id,
         r.ok
-          ? { ok: true, seconds: r.seconds!, cpuSeconds: r.cpuSeconds, mean: Float64Array.from(r.mean!), quantiles: r.quantiles!.map((q) => Float64Array.from(q)) }
+          ? {
+              ok: true,
+              seconds: r.seconds!,
+              cpuSeconds: r.cpuSeconds,
+              mean: Float64Array.from(r.mean!),
+              quantiles: r.quantiles!.map((q) => Float64Array.from(q)),
+            }
           : { ok: false, error: r.error ?? 'unknown error', seconds: r.seconds, cpuSeconds: r.cpuSeconds },
       );
     }
@@ -115,9 +133,21 @@ export interface RRunOptions {
  * Fits ets() and auto.arima() on every series (ts with frequency = seasonLength) and returns
  * their forecasts at the given quantile levels. Progress goes to stderr.
  */
-export async function runRReference(series: readonly M4Series[], levels: readonly number[], opts: RRunOptions): Promise<{ results: RResults; cached: boolean }> {
+export async function runRReference(
+  series: readonly M4Series[],
+  levels: readonly number[],
+  opts: RRunOptions,
+): Promise<{ results: RResults; cached: boolean }> {
   const input = series.map((s) => [s.id, s.seasonLength, s.horizon, ...Array.from(s.train, (v) => String(v))].join(',')).join('\n') + '\n';
-  const key = createHash('sha256').update(opts.version).update('\n').update(levels.join(',')).update('\n').update(readFileSync(SCRIPT)).update(input).digest('hex').slice(0, 16);
+  const key = createHash('sha256')
+    .update(opts.version)
+    .update('\n')
+    .update(levels.join(','))
+    .update('\n')
+    .update(readFileSync(SCRIPT))
+    .update(input)
+    .digest('hex')
+    .slice(0, 16);
   const cacheFile = opts.cacheDir ? join(opts.cacheDir, `r-reference-${opts.label.replace(/[^A-Za-z0-9_-]+/g, '_')}-${key}.json`) : undefined;
   if (cacheFile && existsSync(cacheFile)) {
     return { results: deserialize(readFileSync(cacheFile, 'utf8')), cached: true };

@@ -13,7 +13,10 @@ interface BenchmarkModule {
 
 const BENCHMARKS: Record<string, readonly [summary: string, load: () => Promise<BenchmarkModule>]> = {
   accuracy: ['M4 Hourly/Weekly: sMAPE, MASE, CRPS, time per series; R ets/auto.arima reference', () => import('./accuracy.ts')],
-  backtest: ['414 M4 Hourly series x 10 forecast creation dates (aets) through Temporal vs the engine directly: throughput and overhead', () => import('./backtest.ts')],
+  backtest: [
+    '414 M4 Hourly series x 10 forecast creation dates (aets) through Temporal vs the engine directly: throughput and overhead',
+    () => import('./backtest.ts'),
+  ],
   beta: ['M4 Hourly uploaded as Parquet to /v1-beta/forecast: schema logic vs model time, peak memory', () => import('./beta.ts')],
   onnx: ['fixture foundation models on ONNX Runtime over M4 Hourly: series/s batched vs one at a time', () => import('./onnx.ts')],
 };

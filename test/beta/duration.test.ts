@@ -1,5 +1,16 @@
 import { describe, expect, test } from 'vitest';
-import { addDuration, duration, durationProblem, floorToGrid, isoDuration, isoTimestamp, parseDuration, seasonLengthFor, stepsBetween, wholeSteps } from '../../engine/beta/duration.ts';
+import {
+  addDuration,
+  duration,
+  durationProblem,
+  floorToGrid,
+  isoDuration,
+  isoTimestamp,
+  parseDuration,
+  seasonLengthFor,
+  stepsBetween,
+  wholeSteps,
+} from '../../engine/beta/duration.ts';
 
 const utc = (text: string) => Date.parse(text);
 
@@ -62,7 +73,9 @@ describe('the frequency grid', () => {
 
   test('season lengths: the first natural cycle holding a whole number of steps', () => {
     const season = (text: string) => seasonLengthFor(duration(text));
-    expect([season('1h'), season('15min'), season('1min'), season('10s'), season('1d'), season('1w'), season('7d'), season('2w')]).toEqual([24, 96, 60, 360, 7, 52, 52, 26]);
+    expect([season('1h'), season('15min'), season('1min'), season('10s'), season('1d'), season('1w'), season('7d'), season('2w')]).toEqual([
+      24, 96, 60, 360, 7, 52, 52, 26,
+    ]);
     expect([season('1mo'), season('1q'), season('6mo'), season('1y'), season('5h')]).toEqual([12, 4, 2, 1, 1]);
   });
 });

@@ -34,7 +34,12 @@ export function multipartBody(parts: Part[]): { payload: Buffer; headers: Record
 }
 
 export const queryPart = (query: unknown): Part => ({ name: 'query', data: JSON.stringify(query), contentType: 'application/json' });
-export const filePart = (name: string, file: string): Part => ({ name, data: fs.readFileSync(file), filename: path.basename(file), contentType: 'application/octet-stream' });
+export const filePart = (name: string, file: string): Part => ({
+  name,
+  data: fs.readFileSync(file),
+  filename: path.basename(file),
+  contentType: 'application/octet-stream',
+});
 
 export function postBeta(app: FastifyInstance, parts: Part[], model = 'naive') {
   const { payload, headers } = multipartBody(parts);

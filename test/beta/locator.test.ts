@@ -18,8 +18,7 @@ const root = path.join(base, 'data');
 let app: FastifyInstance;
 let noRoot: FastifyInstance;
 
-const daily = (store: string, from: number) =>
-  `SELECT DATE '2024-01-01' + d::INTEGER AS ts, '${store}' AS store, d + ${from}.0 AS sales FROM range(10) r(d)`;
+const daily = (store: string, from: number) => `SELECT DATE '2024-01-01' + d::INTEGER AS ts, '${store}' AS store, d + ${from}.0 AS sales FROM range(10) r(d)`;
 
 beforeAll(async () => {
   fs.mkdirSync(path.join(root, 'parts'), { recursive: true });

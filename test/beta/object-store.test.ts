@@ -59,7 +59,10 @@ function listObjects(root: string, url: URL): string {
   const keys = (fs.readdirSync(path.join(root, bucket), { recursive: true }) as string[])
     .filter((key) => fs.statSync(path.join(root, bucket, key)).isFile() && key.startsWith(prefix))
     .sort();
-  const contents = keys.map((key) => `<Contents><Key>${key}</Key><LastModified>2024-01-01T00:00:00.000Z</LastModified><ETag>"${key.length}"</ETag><Size>${fs.statSync(path.join(root, bucket, key)).size}</Size><StorageClass>STANDARD</StorageClass></Contents>`);
+  const contents = keys.map(
+    (key) =>
+      `<Contents><Key>${key}</Key><LastModified>2024-01-01T00:00:00.000Z</LastModified><ETag>"${key.length}"</ETag><Size>${fs.statSync(path.join(root, bucket, key)).size}</Size><StorageClass>STANDARD</StorageClass></Contents>`,
+  );
   return `<?xml version="1.0" encoding="UTF-8"?><ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Name>${bucket}</Name><Prefix>${prefix}</Prefix><KeyCount>${keys.length}</KeyCount><MaxKeys>1000</MaxKeys><IsTruncated>false</IsTruncated>${contents.join('')}</ListBucketResult>`;
 }
 
@@ -129,7 +132,10 @@ describe('object-store locators (http:// through httpfs)', () => {
   test('an s3:// glob lists the bucket and reads every object it matches as one table', async () => {
     fs.mkdirSync(path.join(dir, 'bucket', 'parts'), { recursive: true });
     for (const store of ['c', 'd']) {
-      await writeParquet(path.join(dir, 'bucket', 'parts', `${store}.parquet`), `SELECT DATE '2024-01-01' + d::INTEGER AS ts, '${store}' AS store, d + 1.0 AS sales FROM range(30) r(d)`);
+      await writeParquet(
+        path.join(dir, 'bucket', 'parts', `${store}.parquet`),
+        `SELECT DATE '2024-01-01' + d::INTEGER AS ts, '${store}' AS store, d + 1.0 AS sales FROM range(30) r(d)`,
+      );
     }
     requests.length = 0;
     const res = await postBeta(s3App, [queryPart(query('s3://bucket/parts/*.parquet'))]);
@@ -148,7 +154,9 @@ describe('object-store locators (http:// through httpfs)', () => {
   });
 });
 
-test('a BETA_DUCKDB_INIT that DuckDB refuses stops the server at start with DuckDB\'s reason', async () => {
+test("a BETA_DUCKDB_INIT that DuckDB refuses stops the server at start with DuckDB's reason", async () => {
   const config = testConfig();
-  await expect(buildServer({ ...config, beta: { ...config.beta, duckdbInitSql: 'SET no_such_setting = 1;' } })).rejects.toThrow(/BETA_DUCKDB_INIT failed in DuckDB: .*no_such_setting/);
+  await expect(buildServer({ ...config, beta: { ...config.beta, duckdbInitSql: 'SET no_such_setting = 1;' } })).rejects.toThrow(
+    /BETA_DUCKDB_INIT failed in DuckDB: .*no_such_setting/,
+  );
 });

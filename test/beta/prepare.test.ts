@@ -88,7 +88,12 @@ describe('bucketing onto the frequency grid, duplicates combined by the aggregat
   });
 
   test('text that is not a date is refused with an example', async () => {
-    const error = await refusal(prepare(input({ ts: { kind: 'time', frequency: '1d' }, v: { kind: 'target', aggregate: 'sum' } }), `SELECT * FROM (VALUES ('2024-01-01', 1.0), ('yesterday', 2.0)) t(ts, v)`));
+    const error = await refusal(
+      prepare(
+        input({ ts: { kind: 'time', frequency: '1d' }, v: { kind: 'target', aggregate: 'sum' } }),
+        `SELECT * FROM (VALUES ('2024-01-01', 1.0), ('yesterday', 2.0)) t(ts, v)`,
+      ),
+    );
     expect(error.status).toBe(422);
     expect(error.errors![0]).toMatchObject({ path: 'body.query.input.columns.ts' });
     expect(error.message).toMatch(/'yesterday'/);
@@ -100,7 +105,9 @@ describe('bucketing onto the frequency grid, duplicates combined by the aggregat
   });
 
   test('a text target is refused', async () => {
-    const error = await refusal(prepare(input({ ts: { kind: 'time', frequency: '1d' }, v: { kind: 'target', aggregate: 'sum' } }), `SELECT ts, CAST(v AS VARCHAR) AS v FROM (${rows})`));
+    const error = await refusal(
+      prepare(input({ ts: { kind: 'time', frequency: '1d' }, v: { kind: 'target', aggregate: 'sum' } }), `SELECT ts, CAST(v AS VARCHAR) AS v FROM (${rows})`),
+    );
     expect(error.errors![0].message).toMatch(/column 'v' is VARCHAR; a target must be numeric/);
   });
 });
@@ -108,7 +115,7 @@ describe('bucketing onto the frequency grid, duplicates combined by the aggregat
 describe('gaps are filled by the impute rule', () => {
   // Days 1..5 with days 2 and 3 missing (day 3 as a NaN row, which counts as missing).
   const gappy = `SELECT DATE '2024-01-01' + d::INTEGER AS ts, v, v AS c, v AS z, v AS f, v AS l FROM (VALUES (0, 1.0), (2, 'NaN'::DOUBLE), (3, 7.0), (4, 9.0)) t(d, v)`;
-  test('const, zero, forward fill and linear give the rule\'s value in the gap', async () => {
+  test("const, zero, forward fill and linear give the rule's value in the gap", async () => {
     const data = await prepare(
       input({
         ts: { kind: 'time', frequency: '1d' },
@@ -129,7 +136,10 @@ describe('gaps are filled by the impute rule', () => {
 
   test('without an impute rule the gaps are reported, naming the series and the first gap', async () => {
     const error = await refusal(
-      prepare(input({ ts: { kind: 'time', frequency: '1d' }, store: 'identifier', v: { kind: 'target', aggregate: 'sum' } }), `SELECT ts, 'north' AS store, v FROM (${gappy})`),
+      prepare(
+        input({ ts: { kind: 'time', frequency: '1d' }, store: 'identifier', v: { kind: 'target', aggregate: 'sum' } }),
+        `SELECT ts, 'north' AS store, v FROM (${gappy})`,
+      ),
     );
     expect(error.status).toBe(422);
     expect(error.errors).toHaveLength(1);
@@ -139,7 +149,11 @@ describe('gaps are filled by the impute rule', () => {
 
   test('forward fill before the first value takes the first value', async () => {
     const data = await prepare(
-      input({ ts: { kind: 'time', frequency: '1d' }, a: { kind: 'target', aggregate: 'sum' }, b: { kind: 'target', aggregate: 'sum', impute: 'forward_fill' } }),
+      input({
+        ts: { kind: 'time', frequency: '1d' },
+        a: { kind: 'target', aggregate: 'sum' },
+        b: { kind: 'target', aggregate: 'sum', impute: 'forward_fill' },
+      }),
       `SELECT DATE '2024-01-01' + d::INTEGER AS ts, a, b FROM (VALUES (0, 1.0, NULL), (1, 2.0, 4.0), (2, 3.0, NULL)) t(d, a, b)`,
     );
     expect(values(data, 0, 1)).toEqual([4, 4, 4]);
@@ -152,7 +166,13 @@ describe('hierarchies roll series up, the selector picks levels', () => {
     SELECT DATE '2024-01-01' + d::INTEGER AS ts, sku, store, region, (d + 1) * base AS sales
     FROM range(4) r(d), (VALUES ('1', 'a', 'r1', 1), ('2', 'a', 'r1', 10), ('1', 'b', 'r1', 100), ('1', 'c', 'r2', 1000)) s(sku, store, region, base)
     WHERE NOT (sku = '2' AND d = 0)`;
-  const columns = { ts: { kind: 'time', frequency: '1d' }, sku: 'identifier', store: 'identifier', region: 'identifier', sales: { kind: 'target', aggregate: 'sum' } };
+  const columns = {
+    ts: { kind: 'time', frequency: '1d' },
+    sku: 'identifier',
+    store: 'identifier',
+    region: 'identifier',
+    sales: { kind: 'target', aggregate: 'sum' },
+  };
   const hierarchies = { sku: [['store', 'region']] };
   const find = (data: PreparedData, ids: (string | null)[]) => data.series.find((s) => JSON.stringify(s.ids) === JSON.stringify(ids))!;
 
@@ -232,7 +252,14 @@ describe('covariates with their own schema, joined on base/attached pairs', () =
       {
         ...input(baseColumns),
         covariates: [
-          covariate({ day: { kind: 'time', frequency: '1h' }, store_id: 'identifier', temp: 'historical' }, [{ base: 'ts', attached: 'day' }, { base: 'store', attached: 'store_id' }], 0),
+          covariate(
+            { day: { kind: 'time', frequency: '1h' }, store_id: 'identifier', temp: 'historical' },
+            [
+              { base: 'ts', attached: 'day' },
+              { base: 'store', attached: 'store_id' },
+            ],
+            0,
+          ),
           covariate({ month: { kind: 'time', frequency: '1mo' }, price: 'historical' }, [{ base: 'ts', attached: 'month' }], 1),
           covariate({ shop: 'identifier', size: 'historical' }, [{ base: 'store', attached: 'shop' }], 2),
         ],
@@ -260,7 +287,13 @@ describe('covariates with their own schema, joined on base/attached pairs', () =
   });
 
   test('a join on a column that is neither time nor identifier is refused at validation', () => {
-    expect(() => parseBetaQuery({ prediction_length: '1d', ...input(baseColumns), covariates: [covariate({ shop: 'identifier', size: 'historical' }, [{ base: 'sales', attached: 'shop' }], 0)] })).toThrow(RequestError);
+    expect(() =>
+      parseBetaQuery({
+        prediction_length: '1d',
+        ...input(baseColumns),
+        covariates: [covariate({ shop: 'identifier', size: 'historical' }, [{ base: 'sales', attached: 'shop' }], 0)],
+      }),
+    ).toThrow(RequestError);
   });
 });
 
@@ -284,6 +317,9 @@ describe('large inputs are aggregated in several passes, with the same result', 
   });
 
   test('with a gap, through the tables that fill it', async () => {
-    check(await prepare(input(columns), `SELECT * FROM (${big}) WHERE NOT (id = 's250' AND ts >= TIMESTAMP '2024-01-02' AND ts < TIMESTAMP '2024-01-02 01:00')`), 24);
+    check(
+      await prepare(input(columns), `SELECT * FROM (${big}) WHERE NOT (id = 's250' AND ts >= TIMESTAMP '2024-01-02' AND ts < TIMESTAMP '2024-01-02 01:00')`),
+      24,
+    );
   });
 });

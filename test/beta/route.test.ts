@@ -55,7 +55,16 @@ describe('a Parquet upload with a schema', () => {
     const { data } = body;
     // 4 (store, sku) series and 2 store roll-ups, 3 steps each.
     expect(data.time).toHaveLength(18);
-    for (const column of [data.cutoff, data.lead_time, data.span, data.identifiers.store, data.identifiers.sku, data.targets.sales.quantiles.mean, data.targets.sales.quantiles['0.1'], data.targets.sales.actual]) {
+    for (const column of [
+      data.cutoff,
+      data.lead_time,
+      data.span,
+      data.identifiers.store,
+      data.identifiers.sku,
+      data.targets.sales.quantiles.mean,
+      data.targets.sales.quantiles['0.1'],
+      data.targets.sales.actual,
+    ]) {
       expect(column).toHaveLength(18);
     }
     expect(Object.keys(data.targets.sales.quantiles)).toEqual(['mean', '0.1', '0.9']);
@@ -67,7 +76,8 @@ describe('a Parquet upload with a schema', () => {
     expect(body.metrics).toBeNull();
 
     // naive repeats the last value: sku 1 of store a ends at 14, sku 2 at 140, store a at 154.
-    const mean = (store: string, sku: string | null) => rowsOf(body, (i) => data.identifiers.store[i] === store && data.identifiers.sku[i] === sku).map((i) => data.targets.sales.quantiles.mean[i]);
+    const mean = (store: string, sku: string | null) =>
+      rowsOf(body, (i) => data.identifiers.store[i] === store && data.identifiers.sku[i] === sku).map((i) => data.targets.sales.quantiles.mean[i]);
     expect(mean('a', '1')).toEqual([14, 14, 14]);
     expect(mean('a', '2')).toEqual([140, 140, 140]);
     expect(mean('b', '2')).toEqual([240, 240, 240]);
@@ -110,7 +120,10 @@ describe('a Parquet upload with a schema', () => {
   });
 
   test('explicit cutoff dates, and every with start and end', async () => {
-    const res = await postBeta(app, [queryPart(retailQuery({ cutoff: ['2024-01-05', { every: '2d', start: '2024-01-08', end: '2024-01-12' }], selector: { store: 'a', sku: '1' } })), filePart('sales', retail)]);
+    const res = await postBeta(app, [
+      queryPart(retailQuery({ cutoff: ['2024-01-05', { every: '2d', start: '2024-01-08', end: '2024-01-12' }], selector: { store: 'a', sku: '1' } })),
+      filePart('sales', retail),
+    ]);
     expect(res.statusCode).toBe(200);
     const body = BetaResponse.parse(res.json());
     expect([...new Set(body.data.cutoff)]).toEqual(['2024-01-05T00:00:00Z', '2024-01-08T00:00:00Z', '2024-01-10T00:00:00Z', '2024-01-12T00:00:00Z']);
@@ -119,9 +132,15 @@ describe('a Parquet upload with a schema', () => {
     expect(body.metrics!.targets.sales.mae).toEqual([2, 2, 2, 1.5]);
   });
 
-  test('aets forecasts a weekly pattern with the 1d frequency\'s season of 7', async () => {
-    const file = await writeParquet(path.join(dir, 'weekly.parquet'), `SELECT DATE '2024-01-01' + d::INTEGER AS ts, 50 + 10 * (d % 7) + (d % 3) * 0.5 AS y FROM range(70) r(d)`);
-    const query = { input: { source: { uri: 'inline://w' }, columns: { ts: { kind: 'time', frequency: '1d' }, y: { kind: 'target', aggregate: 'mean' } } }, prediction_length: '1w' };
+  test("aets forecasts a weekly pattern with the 1d frequency's season of 7", async () => {
+    const file = await writeParquet(
+      path.join(dir, 'weekly.parquet'),
+      `SELECT DATE '2024-01-01' + d::INTEGER AS ts, 50 + 10 * (d % 7) + (d % 3) * 0.5 AS y FROM range(70) r(d)`,
+    );
+    const query = {
+      input: { source: { uri: 'inline://w' }, columns: { ts: { kind: 'time', frequency: '1d' }, y: { kind: 'target', aggregate: 'mean' } } },
+      prediction_length: '1w',
+    };
     const res = await postBeta(app, [queryPart(query), filePart('w', file)], 'aets');
     expect(res.statusCode).toBe(200);
     const mean = BetaResponse.parse(res.json()).data.targets.y.quantiles.mean;
@@ -145,13 +164,33 @@ describe('Arrow IPC uploads', () => {
         sales.push(d + 1 + (s === 'b' ? 100 : 0));
       }
     }
-    return new Table({ ts: vectorFromArray(ts, new TimestampMillisecond()), store: vectorFromArray(store, new Utf8()), sales: vectorFromArray(sales, new Float64()) });
+    return new Table({
+      ts: vectorFromArray(ts, new TimestampMillisecond()),
+      store: vectorFromArray(store, new Utf8()),
+      sales: vectorFromArray(sales, new Float64()),
+    });
   };
-  const query = { input: { source: { uri: 'inline://sales' }, columns: { ts: { kind: 'time', frequency: '1d' }, store: 'identifier', sales: { kind: 'target', aggregate: 'sum' } } }, prediction_length: '2d', quantiles: [0.5], cutoff: [{ every: '7d' }] };
-  const arrowPart = (bytes: Uint8Array, filename: string): Part => ({ name: 'sales', data: Buffer.from(bytes), filename, contentType: 'application/vnd.apache.arrow.file' });
+  const query = {
+    input: {
+      source: { uri: 'inline://sales' },
+      columns: { ts: { kind: 'time', frequency: '1d' }, store: 'identifier', sales: { kind: 'target', aggregate: 'sum' } },
+    },
+    prediction_length: '2d',
+    quantiles: [0.5],
+    cutoff: [{ every: '7d' }],
+  };
+  const arrowPart = (bytes: Uint8Array, filename: string): Part => ({
+    name: 'sales',
+    data: Buffer.from(bytes),
+    filename,
+    contentType: 'application/vnd.apache.arrow.file',
+  });
 
   test('file and stream formats (apache-arrow) answer as the same data in Parquet (DuckDB) does', async () => {
-    const parquet = await writeParquet(path.join(dir, 'same.parquet'), `SELECT TIMESTAMP '2024-01-01' + INTERVAL (d) DAY AS ts, s AS store, d + 1.0 + (s = 'b')::INT * 100 AS sales FROM (VALUES ('a'), ('b')) t(s), range(${days}) r(d)`);
+    const parquet = await writeParquet(
+      path.join(dir, 'same.parquet'),
+      `SELECT TIMESTAMP '2024-01-01' + INTERVAL (d) DAY AS ts, s AS store, d + 1.0 + (s = 'b')::INT * 100 AS sales FROM (VALUES ('a'), ('b')) t(s), range(${days}) r(d)`,
+    );
     const fromParquet = (await postBeta(app, [queryPart(query), filePart('sales', parquet)])).json();
     const file = await postBeta(app, [queryPart(query), arrowPart(tableToIPC(arrowTable(), 'file'), 'sales.arrow')]);
     const stream = await postBeta(app, [queryPart(query), arrowPart(tableToIPC(arrowTable(), 'stream'), 'sales.arrows')]);
@@ -181,7 +220,9 @@ describe('Arrow IPC uploads', () => {
     expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
     const problem = res.json();
     expect(problem.code).toBe('invalid_request');
-    expect(problem.detail).toMatch(new RegExp(`part 'sales' is an Arrow file compressed with ${codec}.*compressed Arrow is not supported, because this server cannot decompress ${codec}`));
+    expect(problem.detail).toMatch(
+      new RegExp(`part 'sales' is an Arrow file compressed with ${codec}.*compressed Arrow is not supported, because this server cannot decompress ${codec}`),
+    );
     expect(problem.errors[0].path).toBe('body.sales');
   });
 });
@@ -199,13 +240,22 @@ describe('malformed uploads get a clear problem+json', () => {
 
   test('a URI naming a part that was not sent', async () => {
     const res = await send([queryPart(retailQuery({}, { source: { uri: 'inline://orders' } })), filePart('sales', retail)]);
-    const body = await expectProblem(res, 422, 'invalid_request', 'body.query.input.source.uri', /the query reads part 'orders' \(inline:\/\/orders\), but no part of that name was uploaded; parts uploaded: 'sales'/);
+    const body = await expectProblem(
+      res,
+      422,
+      'invalid_request',
+      'body.query.input.source.uri',
+      /the query reads part 'orders' \(inline:\/\/orders\), but no part of that name was uploaded; parts uploaded: 'sales'/,
+    );
     // The unread part is reported in the same answer.
     expect(body.errors.map((e: { path: string }) => e.path)).toEqual(['body.query.input.source.uri', 'body.sales']);
   });
 
   test('a URI with the file name resolves nothing, and the message says so', async () => {
-    const res = await send([queryPart(retailQuery({}, { source: { uri: 'inline://sales.parquet' } })), { ...filePart('sales', retail), filename: 'sales.parquet' }]);
+    const res = await send([
+      queryPart(retailQuery({}, { source: { uri: 'inline://sales.parquet' } })),
+      { ...filePart('sales', retail), filename: 'sales.parquet' },
+    ]);
     await expectProblem(res, 422, 'invalid_request', 'body.query.input.source.uri', /A URI names the part, not its file: did you mean inline:\/\/sales\?/);
   });
 
@@ -215,7 +265,10 @@ describe('malformed uploads get a clear problem+json', () => {
   });
 
   test('a part that is neither Parquet nor Arrow', async () => {
-    const res = await send([queryPart(retailQuery()), { name: 'sales', data: 'ts,store,sales\n2024-01-01,a,1\n', filename: 'sales.csv', contentType: 'text/csv' }]);
+    const res = await send([
+      queryPart(retailQuery()),
+      { name: 'sales', data: 'ts,store,sales\n2024-01-01,a,1\n', filename: 'sales.csv', contentType: 'text/csv' },
+    ]);
     await expectProblem(res, 422, 'invalid_request', 'body.sales', /part 'sales' is neither Parquet nor Arrow IPC: it looks like text \(CSV is not accepted\)/);
   });
 
@@ -227,45 +280,136 @@ describe('malformed uploads get a clear problem+json', () => {
 
   test('no query part; a query that is not JSON', async () => {
     await expectProblem(await send([filePart('sales', retail)]), 422, 'invalid_request', 'body.query');
-    await expectProblem(await send([{ name: 'query', data: '{"input": ', contentType: 'application/json' }, filePart('sales', retail)]), 400, 'invalid_json', 'body.query');
-    await expectProblem(await send([{ name: 'query', data: '{"input": ', filename: 'query.json', contentType: 'application/json' }, filePart('sales', retail)]), 400, 'invalid_json', 'body.query');
+    await expectProblem(
+      await send([{ name: 'query', data: '{"input": ', contentType: 'application/json' }, filePart('sales', retail)]),
+      400,
+      'invalid_json',
+      'body.query',
+    );
+    await expectProblem(
+      await send([{ name: 'query', data: '{"input": ', filename: 'query.json', contentType: 'application/json' }, filePart('sales', retail)]),
+      400,
+      'invalid_json',
+      'body.query',
+    );
   });
 
   test('the query part may be a file part (curl -F query=@query.json)', async () => {
-    const res = await send([{ name: 'query', data: JSON.stringify(retailQuery()), filename: 'query.json', contentType: 'application/json' }, filePart('sales', retail)]);
+    const res = await send([
+      { name: 'query', data: JSON.stringify(retailQuery()), filename: 'query.json', contentType: 'application/json' },
+      filePart('sales', retail),
+    ]);
     expect(res.statusCode).toBe(200);
   });
 
   test.each<[string, Record<string, unknown>, string, RegExp]>([
     ['an unknown property', retailQuery({ horizon: 3 }), 'body.query', /Unrecognized key/],
     ['an ambiguous duration', retailQuery({ prediction_length: '3m' }), 'body.query.prediction_length', /ambiguous/],
-    ['a duration that is no whole number of steps', retailQuery({ prediction_length: '36h' }), 'body.query.prediction_length', /not a whole number of 1d steps/],
+    [
+      'a duration that is no whole number of steps',
+      retailQuery({ prediction_length: '36h' }),
+      'body.query.prediction_length',
+      /not a whole number of 1d steps/,
+    ],
     ['months with a daily frequency', retailQuery({ prediction_length: '1mo' }), 'body.query.prediction_length', /calendar months vary in length/],
-    ['a target without aggregate', retailQuery({}, { columns: { ts: { kind: 'time', frequency: '1d' }, sales: { kind: 'target' } } }), 'body.query.input.columns.sales.aggregate', /expected one of/],
-    ['an unknown aggregate', retailQuery({}, { columns: { ts: { kind: 'time', frequency: '1d' }, sales: { kind: 'target', aggregate: 'avg' } } }), 'body.query.input.columns.sales.aggregate', /sum/],
-    ['an unknown impute rule', retailQuery({}, { columns: { ts: { kind: 'time', frequency: '1d' }, sales: { kind: 'target', aggregate: 'sum', impute: 'mean' } } }), 'body.query.input.columns.sales.impute', /forward_fill/],
-    ['an unknown role', retailQuery({}, { columns: { ts: { kind: 'time', frequency: '1d' }, store: 'id', sales: { kind: 'target', aggregate: 'sum' } } }), 'body.query.input.columns.store', /a column role is/],
-    ['no time column', retailQuery({}, { columns: { store: 'identifier', sales: { kind: 'target', aggregate: 'sum' } } }), 'body.query.input.columns', /name exactly one column with .*kind.*time/],
-    ['both columns and schema', retailQuery({}, { schema: { ts: { kind: 'time', frequency: '1d' } } }), 'body.query.input.columns', /exactly one of input.columns and input.schema/],
-    ['a source URI of another scheme', retailQuery({}, { source: { uri: 's3://bucket/sales.parquet' } }), 'body.query.input.source.uri', /inline:\/\/<part name>/],
-    ['a hierarchy over a non-identifier', retailQuery({}, { hierarchies: { sku: [['region']] } }), 'body.query.input.hierarchies.sku.0.0', /'region' is not an identifier column/],
+    [
+      'a target without aggregate',
+      retailQuery({}, { columns: { ts: { kind: 'time', frequency: '1d' }, sales: { kind: 'target' } } }),
+      'body.query.input.columns.sales.aggregate',
+      /expected one of/,
+    ],
+    [
+      'an unknown aggregate',
+      retailQuery({}, { columns: { ts: { kind: 'time', frequency: '1d' }, sales: { kind: 'target', aggregate: 'avg' } } }),
+      'body.query.input.columns.sales.aggregate',
+      /sum/,
+    ],
+    [
+      'an unknown impute rule',
+      retailQuery({}, { columns: { ts: { kind: 'time', frequency: '1d' }, sales: { kind: 'target', aggregate: 'sum', impute: 'mean' } } }),
+      'body.query.input.columns.sales.impute',
+      /forward_fill/,
+    ],
+    [
+      'an unknown role',
+      retailQuery({}, { columns: { ts: { kind: 'time', frequency: '1d' }, store: 'id', sales: { kind: 'target', aggregate: 'sum' } } }),
+      'body.query.input.columns.store',
+      /a column role is/,
+    ],
+    [
+      'no time column',
+      retailQuery({}, { columns: { store: 'identifier', sales: { kind: 'target', aggregate: 'sum' } } }),
+      'body.query.input.columns',
+      /name exactly one column with .*kind.*time/,
+    ],
+    [
+      'both columns and schema',
+      retailQuery({}, { schema: { ts: { kind: 'time', frequency: '1d' } } }),
+      'body.query.input.columns',
+      /exactly one of input.columns and input.schema/,
+    ],
+    [
+      'a source URI of another scheme',
+      retailQuery({}, { source: { uri: 's3://bucket/sales.parquet' } }),
+      'body.query.input.source.uri',
+      /inline:\/\/<part name>/,
+    ],
+    [
+      'a hierarchy over a non-identifier',
+      retailQuery({}, { hierarchies: { sku: [['region']] } }),
+      'body.query.input.hierarchies.sku.0.0',
+      /'region' is not an identifier column/,
+    ],
     ['a selector on a non-identifier', retailQuery({ selector: { sales: 'any' } }), 'body.query.selector.sales', /not an identifier column/],
     ['lead_time selection', retailQuery({ lead_time: ['P1D'] }), 'body.query.lead_time', /not supported by this server yet/],
     ['a cutoff off the grid', retailQuery({ cutoff: ['2024-01-05T12:00:00Z'] }), 'body.query.cutoff[0]', /not on the 1d grid/],
-    ['a covariate schema of another version', retailQuery({ covariates: [{ schema: { version: '0.2', source: { uri: 'inline://w' }, columns: { t: 'historical' } }, on: [{ base: 'store', attached: 't' }] }] }), 'body.query.covariates[0].schema.version', /0\.3/],
+    [
+      'a covariate schema of another version',
+      retailQuery({
+        covariates: [{ schema: { version: '0.2', source: { uri: 'inline://w' }, columns: { t: 'historical' } }, on: [{ base: 'store', attached: 't' }] }],
+      }),
+      'body.query.covariates[0].schema.version',
+      /0\.3/,
+    ],
   ])('query validation: %s', async (_name, query, path, message) => {
     const res = await send([queryPart(query), filePart('sales', retail)]);
     await expectProblem(res, 422, 'invalid_request', path.replace(/\.(\d+)(?=\.|$)/g, '[$1]'), message);
   });
 
   test('a column the data does not have, and a gap without an impute rule', async () => {
-    await expectProblem(await send([queryPart(retailQuery({}, { columns: { ts: { kind: 'time', frequency: '1d' }, units: { kind: 'target', aggregate: 'sum' } } })), filePart('sales', retail)]), 422, 'invalid_request', 'body.query.input.columns.units', /no column 'units'/);
-    const gappy = await writeParquet(path.join(dir, 'gappy.parquet'), `SELECT * FROM (${RETAIL}) WHERE NOT (store = 'b' AND sku = 2 AND ts = TIMESTAMP '2024-01-05')`);
-    await expectProblem(await send([queryPart(retailQuery()), filePart('sales', gappy)]), 422, 'invalid_request', 'body.query.input.columns.sales.impute', /store=b, sku=2 \(1 missing step\(s\), the first at 2024-01-05T00:00:00Z\)/);
+    await expectProblem(
+      await send([
+        queryPart(retailQuery({}, { columns: { ts: { kind: 'time', frequency: '1d' }, units: { kind: 'target', aggregate: 'sum' } } })),
+        filePart('sales', retail),
+      ]),
+      422,
+      'invalid_request',
+      'body.query.input.columns.units',
+      /no column 'units'/,
+    );
+    const gappy = await writeParquet(
+      path.join(dir, 'gappy.parquet'),
+      `SELECT * FROM (${RETAIL}) WHERE NOT (store = 'b' AND sku = 2 AND ts = TIMESTAMP '2024-01-05')`,
+    );
+    await expectProblem(
+      await send([queryPart(retailQuery()), filePart('sales', gappy)]),
+      422,
+      'invalid_request',
+      'body.query.input.columns.sales.impute',
+      /store=b, sku=2 \(1 missing step\(s\), the first at 2024-01-05T00:00:00Z\)/,
+    );
   });
 
   test('a historical covariate with a model that does not use covariates', async () => {
-    const res = await send([queryPart(retailQuery({}, { columns: { ts: { kind: 'time', frequency: '1d' }, store: 'identifier', sku: 'historical', sales: { kind: 'target', aggregate: 'sum' } } })), filePart('sales', retail)]);
+    const res = await send([
+      queryPart(
+        retailQuery(
+          {},
+          { columns: { ts: { kind: 'time', frequency: '1d' }, store: 'identifier', sku: 'historical', sales: { kind: 'target', aggregate: 'sum' } } },
+        ),
+      ),
+      filePart('sales', retail),
+    ]);
     await expectProblem(res, 422, 'invalid_request', 'body.query.input.columns.sku', /model 'naive' does not use historical covariates/);
   });
 
@@ -277,19 +421,40 @@ describe('malformed uploads get a clear problem+json', () => {
   });
 
   test('not multipart: 415 with what to send', async () => {
-    const json = await app.inject({ method: 'POST', url: '/v1-beta/forecast?model=naive', headers: { authorization: 'Bearer test-key-alice' }, payload: retailQuery() });
+    const json = await app.inject({
+      method: 'POST',
+      url: '/v1-beta/forecast?model=naive',
+      headers: { authorization: 'Bearer test-key-alice' },
+      payload: retailQuery(),
+    });
     await expectProblem(json, 415, 'unsupported_media_type', undefined, /multipart\/form-data: a part named \\"query\\"/);
-    const text = await app.inject({ method: 'POST', url: '/v1-beta/forecast?model=naive', headers: { authorization: 'Bearer test-key-alice', 'content-type': 'text/plain' }, payload: 'hello' });
+    const text = await app.inject({
+      method: 'POST',
+      url: '/v1-beta/forecast?model=naive',
+      headers: { authorization: 'Bearer test-key-alice', 'content-type': 'text/plain' },
+      payload: 'hello',
+    });
     await expectProblem(text, 415, 'unsupported_media_type');
   });
 
   test('a data part sent as a form field, and a part sent twice', async () => {
     await expectProblem(await send([queryPart(retailQuery()), { name: 'sales', data: 'PAR1' }]), 422, 'invalid_request', 'body.sales', /sent as a form field/);
-    await expectProblem(await send([queryPart(retailQuery()), filePart('sales', retail), filePart('sales', retail)]), 422, 'invalid_request', 'body.sales', /sent twice/);
+    await expectProblem(
+      await send([queryPart(retailQuery()), filePart('sales', retail), filePart('sales', retail)]),
+      422,
+      'invalid_request',
+      'body.sales',
+      /sent twice/,
+    );
   });
 
   test('a malformed multipart body', async () => {
-    const res = await app.inject({ method: 'POST', url: '/v1-beta/forecast?model=naive', headers: { authorization: 'Bearer test-key-alice', 'content-type': 'multipart/form-data; boundary=xyz' }, payload: '--xyz\r\nContent-Disposition: form-data; name="query"\r\n\r\n{"a"' });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/v1-beta/forecast?model=naive',
+      headers: { authorization: 'Bearer test-key-alice', 'content-type': 'multipart/form-data; boundary=xyz' },
+      payload: '--xyz\r\nContent-Disposition: form-data; name="query"\r\n\r\n{"a"',
+    });
     expect(res.statusCode).toBeGreaterThanOrEqual(400);
     expect(res.statusCode).toBeLessThan(500);
     expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
@@ -322,7 +487,13 @@ describe('the upload size limit and temporary files', () => {
     );
     const tight = await buildServer({ ...config, beta: { ...config.beta, duckdbMemoryLimit: '4MB' } });
     try {
-      const query = { input: { source: { uri: 'inline://sales' }, schema: { ts: { kind: 'time', frequency: '1h' }, store: 'identifier', sales: { kind: 'target', aggregate: 'sum' } } }, prediction_length: '2h' };
+      const query = {
+        input: {
+          source: { uri: 'inline://sales' },
+          schema: { ts: { kind: 'time', frequency: '1h' }, store: 'identifier', sales: { kind: 'target', aggregate: 'sum' } },
+        },
+        prediction_length: '2h',
+      };
       const res = await postBeta(tight, [queryPart(query), filePart('sales', large)]);
       expect(res.statusCode, res.body).toBe(503);
       expect(res.json()).toMatchObject({ code: 'insufficient_memory', detail: expect.stringMatching(/BETA_DUCKDB_MEMORY_LIMIT/) });
@@ -344,7 +515,7 @@ describe('the upload size limit and temporary files', () => {
   });
 });
 
-test('at start-up, upload directories abandoned for a day are swept; recent ones (another process\'s) are kept', async () => {
+test("at start-up, upload directories abandoned for a day are swept; recent ones (another process's) are kept", async () => {
   const shared = testConfig();
   const uploads = path.join(shared.dataDir, 'beta-uploads');
   fs.mkdirSync(path.join(uploads, 'abandoned'), { recursive: true });

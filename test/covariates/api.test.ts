@@ -84,13 +84,38 @@ describe('svc-global takes every covariate kind', () => {
 describe('a clear 422 when a covariate cannot be used', () => {
   const base = () => ({ series: series(3, 30), horizon: 3, freq: 'D' });
   test.each([
-    ['wrong future length at its exact path', { ...base(), series: base().series.map((s, i) => (i === 2 ? { ...s, future_variables: { price: [1, 2] } } : s)) }, 'svc-global', 'body.series[2].future_variables.price'],
-    ['a non-numeric covariate value', { ...base(), series: [{ ...base().series[0], hist_variables: { price: [null, ...Array(29).fill(1)] } }] }, 'svc-global', 'body.series[0].hist_variables.price[0]'],
-    ['an unknown data source', { ...base(), covariates: [{ type: 'float', config: { data_source: 'nope', column: 'x' } }] }, 'svc-global', 'body.covariates[0].config.data_source'],
-    ['an unknown column', { ...base(), covariates: [{ type: 'float', config: { data_source: 'weather', column: 'rain' } }] }, 'svc-global', 'body.covariates[0].config.column'],
+    [
+      'wrong future length at its exact path',
+      { ...base(), series: base().series.map((s, i) => (i === 2 ? { ...s, future_variables: { price: [1, 2] } } : s)) },
+      'svc-global',
+      'body.series[2].future_variables.price',
+    ],
+    [
+      'a non-numeric covariate value',
+      { ...base(), series: [{ ...base().series[0], hist_variables: { price: [null, ...Array(29).fill(1)] } }] },
+      'svc-global',
+      'body.series[0].hist_variables.price[0]',
+    ],
+    [
+      'an unknown data source',
+      { ...base(), covariates: [{ type: 'float', config: { data_source: 'nope', column: 'x' } }] },
+      'svc-global',
+      'body.covariates[0].config.data_source',
+    ],
+    [
+      'an unknown column',
+      { ...base(), covariates: [{ type: 'float', config: { data_source: 'weather', column: 'rain' } }] },
+      'svc-global',
+      'body.covariates[0].config.column',
+    ],
     ['an unknown currency', { ...base(), covariates: [{ type: 'forex', config: { target: 'ABC' } }] }, 'svc-global', 'body.covariates[0].config.target'],
     ['generated covariates for a model without them', { ...base(), covariates: [{ type: 'holidays', config: { country: 'US' } }] }, 'aets', 'body.covariates'],
-    ['strings for a model without them', { ...base(), series: [{ ...base().series[0], static_variables: { region: 'north' } }] }, 'aets', 'body.series[0].static_variables'],
+    [
+      'strings for a model without them',
+      { ...base(), series: [{ ...base().series[0], static_variables: { region: 'north' } }] },
+      'aets',
+      'body.series[0].static_variables',
+    ],
   ])('%s', async (_name, body, model, expectedPath) => {
     const res = await post(body, model);
     expect(res.statusCode, res.body).toBe(422);

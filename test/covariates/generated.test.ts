@@ -8,8 +8,10 @@ import { ForecastRequest } from '../../engine/request-schema.ts';
 import { wallClockMillis } from '../../engine/time-index.ts';
 import { modelEntry } from '../../models/registry.ts';
 
-const days = (from: string, count: number) => Array.from({ length: count }, (_, i) => new Date(Date.parse(`${from}T00:00:00Z`) + i * 86_400_000).toISOString().slice(0, 10));
-const hours = (from: string, count: number) => Array.from({ length: count }, (_, i) => new Date(Date.parse(`${from}Z`) + i * 3_600_000).toISOString().slice(0, 19));
+const days = (from: string, count: number) =>
+  Array.from({ length: count }, (_, i) => new Date(Date.parse(`${from}T00:00:00Z`) + i * 86_400_000).toISOString().slice(0, 10));
+const hours = (from: string, count: number) =>
+  Array.from({ length: count }, (_, i) => new Date(Date.parse(`${from}Z`) + i * 3_600_000).toISOString().slice(0, 19));
 
 function request(covariates: unknown[], index: string[], freq = 'D', horizon = 3, extra: Record<string, unknown> = {}) {
   return ForecastRequest.parse({ series: [{ target: index.map((_, i) => i + 1), index, ...extra }], horizon, freq, covariates });
@@ -103,7 +105,15 @@ describe('events', () => {
 describe('forex', () => {
   test('days without a rate take the last published one; cross rates go through the euro', () => {
     // 2023-12-29 (Friday) EUR/USD 1.105, EUR/JPY 156.33; 2024-01-01 is a TARGET holiday.
-    const req = request([{ type: 'forex', config: { target: 'USD' } }, { type: 'forex', config: { base: 'USD', target: 'JPY' } }], ['2023-12-29', '2023-12-30', '2023-12-31', '2024-01-01'], 'D', 1);
+    const req = request(
+      [
+        { type: 'forex', config: { target: 'USD' } },
+        { type: 'forex', config: { base: 'USD', target: 'JPY' } },
+      ],
+      ['2023-12-29', '2023-12-30', '2023-12-31', '2024-01-01'],
+      'D',
+      1,
+    );
     const { hist, future } = columns(req);
     expect(Object.keys(future)).toEqual([]);
     expect(Array.from(hist['forex:EUR/USD']).slice(0, 4)).toEqual([1.105, 1.105, 1.105, 1.105]);
@@ -119,7 +129,9 @@ describe('forex', () => {
     expect(hist['forex:EUR/USD'][1]).toBe(1.0919); // 2024-01-03
   });
   test('an unknown currency, and a series before the first rate, are 422s', () => {
-    expect(checkGeneratedCovariates(request([{ type: 'forex', config: { target: 'XYZ' } }], days('2024-01-01', 3)))[0].path).toBe('body.covariates[0].config.target');
+    expect(checkGeneratedCovariates(request([{ type: 'forex', config: { target: 'XYZ' } }], days('2024-01-01', 3)))[0].path).toBe(
+      'body.covariates[0].config.target',
+    );
     const [early] = checkGeneratedCovariates(request([{ type: 'forex', config: { target: 'BRL' } }], days('2007-12-30', 3)));
     expect(early).toEqual({ path: 'body.covariates[0].config', message: expect.stringContaining('start on 2008-01-02') });
   });
@@ -157,7 +169,14 @@ describe('float data sources', () => {
 
 describe('temporal features', () => {
   test('components (default year) and sin/cos pairs with the given periods', () => {
-    const { future } = columns(request([{ type: 'temporal_features', config: { components: ['year', 'month', 'day_of_week'], seasonal_features: { day_of_week: 7 } } }], ['2024-01-01', '2024-01-02'], 'D', 1));
+    const { future } = columns(
+      request(
+        [{ type: 'temporal_features', config: { components: ['year', 'month', 'day_of_week'], seasonal_features: { day_of_week: 7 } } }],
+        ['2024-01-01', '2024-01-02'],
+        'D',
+        1,
+      ),
+    );
     expect(Object.keys(future)).toEqual(['temporal:year', 'temporal:month', 'temporal:day_of_week', 'temporal:day_of_week_sin', 'temporal:day_of_week_cos']);
     expect(Array.from(future['temporal:day_of_week'])).toEqual([0, 1, 2]);
     expect(future['temporal:day_of_week_sin'][1]).toBeCloseTo(Math.sin((2 * Math.PI) / 7), 12);
@@ -165,7 +184,12 @@ describe('temporal features', () => {
     expect(Object.keys(defaults)).toHaveLength(1 + 2 * 10);
   });
   test('an unknown component is refused by the schema at its path', () => {
-    const parsed = ForecastRequest.safeParse({ series: [{ target: [1], index: ['2024-01-01'] }], horizon: 1, freq: 'D', covariates: [{ type: 'temporal_features', config: { components: ['fortnight'] } }] });
+    const parsed = ForecastRequest.safeParse({
+      series: [{ target: [1], index: ['2024-01-01'] }],
+      horizon: 1,
+      freq: 'D',
+      covariates: [{ type: 'temporal_features', config: { components: ['fortnight'] } }],
+    });
     expect(parsed.success).toBe(false);
     expect(parsed.error!.issues[0].path).toEqual(['covariates', 0, 'config', 'components', 0]);
   });
@@ -173,7 +197,16 @@ describe('temporal features', () => {
 
 describe('the planner cuts generated covariates per forecast creation date', () => {
   test('calendar columns run through the horizon; exchange rates stop at the creation date', () => {
-    const req = request([{ type: 'holidays', config: { country: 'US' } }, { type: 'forex', config: { target: 'USD' } }], days('2024-07-01', 6), 'D', 2, { fcds: [3, 6] });
+    const req = request(
+      [
+        { type: 'holidays', config: { country: 'US' } },
+        { type: 'forex', config: { target: 'USD' } },
+      ],
+      days('2024-07-01', 6),
+      'D',
+      2,
+      { fcds: [3, 6] },
+    );
     const [a, b] = planForecasts(req, modelEntry('svc-global')!);
     expect(a.task.covariates!.future['holidays:US']).toEqual([0, 0, 0, 1, 0]);
     expect(a.task.covariates!.hist['forex:EUR/USD']).toHaveLength(3);
@@ -181,9 +214,17 @@ describe('the planner cuts generated covariates per forecast creation date', () 
     expect(b.task.covariates!.hist['forex:EUR/USD']).toHaveLength(6);
   });
   test('a caller variable named like a generated column, and a covariate listed twice, are 422s', () => {
-    const clash = request([{ type: 'holidays', config: { country: 'US' } }], days('2024-07-01', 6), 'D', 2, { future_variables: { 'holidays:US': Array(8).fill(0) } });
+    const clash = request([{ type: 'holidays', config: { country: 'US' } }], days('2024-07-01', 6), 'D', 2, {
+      future_variables: { 'holidays:US': Array(8).fill(0) },
+    });
     expect(checkGeneratedCovariates(clash).map((e) => e.path)).toEqual(['body.series[0].future_variables.holidays:US']);
-    const twice = request([{ type: 'temporal_features', config: {} }, { type: 'temporal_features', config: {} }], days('2024-07-01', 6));
+    const twice = request(
+      [
+        { type: 'temporal_features', config: {} },
+        { type: 'temporal_features', config: {} },
+      ],
+      days('2024-07-01', 6),
+    );
     expect(checkGeneratedCovariates(twice).map((e) => e.path)).toEqual(['body.covariates[1]']);
   });
 });
@@ -192,13 +233,21 @@ describe('model checks', () => {
   test('exchange rates are refused for a model that takes generated but not historical covariates', async () => {
     const { checkRequestAgainstModel } = await import('../../engine/model-checks.ts');
     const futureOnly = { name: 'f', capabilities: { covariates: ['future', 'generated'] as const, maxContext: null, needsWeights: false, global: false } };
-    const req = request([{ type: 'holidays', config: { country: 'US' } }, { type: 'forex', config: { target: 'USD' } }], days('2024-07-01', 6));
+    const req = request(
+      [
+        { type: 'holidays', config: { country: 'US' } },
+        { type: 'forex', config: { target: 'USD' } },
+      ],
+      days('2024-07-01', 6),
+    );
     let caught: unknown;
     try {
       checkRequestAgainstModel(req, futureOnly);
     } catch (e) {
       caught = e;
     }
-    expect((caught as { errors: { path: string; message: string }[] }).errors).toEqual([{ path: 'body.covariates[1]', message: expect.stringContaining('svc-global') }]);
+    expect((caught as { errors: { path: string; message: string }[] }).errors).toEqual([
+      { path: 'body.covariates[1]', message: expect.stringContaining('svc-global') },
+    ]);
   });
 });

@@ -5,7 +5,10 @@ import { modelEntry } from '../../models/registry.ts';
 import { ForecastRequest } from '../../engine/request-schema.ts';
 import type { ModelEntry } from '../../models/registry.ts';
 
-const globalModel: ModelEntry = { name: 'g', capabilities: { covariates: ['historical', 'future', 'static'], maxContext: null, needsWeights: false, global: true } };
+const globalModel: ModelEntry = {
+  name: 'g',
+  capabilities: { covariates: ['historical', 'future', 'static'], maxContext: null, needsWeights: false, global: true },
+};
 const localModel: ModelEntry = { name: 'l', capabilities: { covariates: [], maxContext: null, needsWeights: false, global: false } };
 
 const request = ForecastRequest.parse({

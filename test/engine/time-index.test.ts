@@ -43,16 +43,30 @@ test('parseTimestamp refuses what is not a calendar date', () => {
 test('fixed and daily steps agree with stepping in luxon, for every shape of index entry', () => {
   // The service steps these frequencies on epoch milliseconds; luxon's calendar arithmetic on
   // the parsed entry is the oracle, formatted by the shared formatter.
-  const lasts = ['2024-02-28T23:30:00', '2024-12-31 23:59:50', '2024-03-30T23:00:00-05:00', '2024-10-26T23:00+0130', '2024-06-30T23:45:00.5Z', '0099-12-31T23:00:00.123456', '2024-02-28', '9999-12-24'];
+  const lasts = [
+    '2024-02-28T23:30:00',
+    '2024-12-31 23:59:50',
+    '2024-03-30T23:00:00-05:00',
+    '2024-10-26T23:00+0130',
+    '2024-06-30T23:45:00.5Z',
+    '0099-12-31T23:00:00.123456',
+    '2024-02-28',
+    '9999-12-24',
+  ];
   for (const last of lasts) {
     for (const freq of ['10S', '15min', 'H', 'D', 'W'] as Freq[]) {
       const parsed = parseTimestamp(last)!;
       const format = parsed.format.dateOnly && !['D', 'W'].includes(freq) ? { ...parsed.format, dateOnly: false, seconds: true } : parsed.format;
-      const steps = freq === 'D' ? { days: 1 } : freq === 'W' ? { days: 7 } : { milliseconds: { '10S': 10_000, '15min': 900_000, H: 3_600_000 }[freq as '10S'] };
+      const steps =
+        freq === 'D' ? { days: 1 } : freq === 'W' ? { days: 7 } : { milliseconds: { '10S': 10_000, '15min': 900_000, H: 3_600_000 }[freq as '10S'] };
       const count = last.startsWith('9999') ? 3 : 30;
-      const expected = Array.from({ length: count }, (_, i) => formatTimestamp(parsed.time.plus(Object.fromEntries(Object.entries(steps).map(([k, v]) => [k, v * (i + 1)]))), format));
+      const expected = Array.from({ length: count }, (_, i) =>
+        formatTimestamp(parsed.time.plus(Object.fromEntries(Object.entries(steps).map(([k, v]) => [k, v * (i + 1)]))), format),
+      );
       expect(buildFutureIndex(last, freq, count), `${freq} after ${last}`).toEqual(expected);
     }
   }
-  expect(buildFutureIndex('9999-12-31', 'D', 1)).toEqual([formatTimestamp(DateTime.fromISO('+010000-01-01', { zone: 'utc' }), parseTimestamp('9999-12-31')!.format)]);
+  expect(buildFutureIndex('9999-12-31', 'D', 1)).toEqual([
+    formatTimestamp(DateTime.fromISO('+010000-01-01', { zone: 'utc' }), parseTimestamp('9999-12-31')!.format),
+  ]);
 });

@@ -11,10 +11,36 @@ test('wallClockMillis reads the local calendar fields as UTC, whatever the offse
 });
 
 test('instantMillis agrees with the full parser on valid entries and refuses the same invalid ones', () => {
-  for (const text of ['2024-02-29', '2024-03-31T23:59:59.250+02:00', '2024-01-01 05:30', '1999-12-31T23:00:00Z', '0050-06-01', '0004-02-29', '2000-02-29', '9999-12-31T23:59:59', '2024-10-27T02:30:00-0500', '2024-06-01T00:00:00.123456789']) {
+  for (const text of [
+    '2024-02-29',
+    '2024-03-31T23:59:59.250+02:00',
+    '2024-01-01 05:30',
+    '1999-12-31T23:00:00Z',
+    '0050-06-01',
+    '0004-02-29',
+    '2000-02-29',
+    '9999-12-31T23:59:59',
+    '2024-10-27T02:30:00-0500',
+    '2024-06-01T00:00:00.123456789',
+  ]) {
     expect(instantMillis(text)).toBe(parseTimestamp(text)!.time.toMillis());
   }
-  for (const bad of ['2024-02-30', '2023-02-29', '1900-02-29', '0100-02-29', '2024-04-31', '2024-01-00', '2024-13-01', '2024-00-10', '2024-1-1', 'yesterday', '2024-01-01T25:00', '2024-01-01T10:60', '2024-01-01T10:00:60', '']) {
+  for (const bad of [
+    '2024-02-30',
+    '2023-02-29',
+    '1900-02-29',
+    '0100-02-29',
+    '2024-04-31',
+    '2024-01-00',
+    '2024-13-01',
+    '2024-00-10',
+    '2024-1-1',
+    'yesterday',
+    '2024-01-01T25:00',
+    '2024-01-01T10:60',
+    '2024-01-01T10:00:60',
+    '',
+  ]) {
     expect(parseTimestamp(bad)).toBeNull();
     expect(instantMillis(bad)).toBeNaN();
   }
@@ -25,7 +51,7 @@ test('the character scanner reads exactly what the luxon parser reads, on genera
   // dropping or inserting one character; instantMillis must be NaN exactly when parseTimestamp
   // refuses, and the same instant otherwise.
   let seed = 7;
-  const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+  const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
   const pick = <T>(xs: readonly T[]) => xs[Math.floor(random() * xs.length)];
   const two = (max: number) => String(Math.floor(random() * max)).padStart(2, '0');
   const generate = () => {
@@ -34,7 +60,12 @@ test('the character scanner reads exactly what the luxon parser reads, on genera
       s += `${pick(['T', ' '])}${two(26)}:${two(62)}`;
       if (random() < 0.7) {
         s += `:${two(62)}`;
-        if (random() < 0.4) s += '.' + String(Math.floor(random() * 1e12)).padStart(12, '0').slice(0, 1 + Math.floor(random() * 11));
+        if (random() < 0.4)
+          s +=
+            '.' +
+            String(Math.floor(random() * 1e12))
+              .padStart(12, '0')
+              .slice(0, 1 + Math.floor(random() * 11));
       }
       if (random() < 0.5) s += pick(['Z', `+${two(24)}:${two(60)}`, `-${two(24)}${two(60)}`, `+${two(24)}`]);
     }

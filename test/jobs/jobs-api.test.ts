@@ -81,11 +81,35 @@ describe('a submitted backtest', () => {
     await poll(id);
     const db = await (await DuckDBInstance.create(':memory:')).connect();
     const dir = path.join(config.dataDir, 'results', id);
-    const metrics = (await db.runAndReadAll(`SELECT series_index, fcd_index, count(*)::INTEGER AS n FROM read_parquet('${dir}/metrics/*.parquet') GROUP BY ALL ORDER BY ALL`)).getRowObjects();
-    expect(metrics.map((r) => [r.series_index, r.fcd_index, r.n])).toEqual([[0, 0, 1], [0, 1, 1], [0, 2, 1], [0, 3, 1], [1, 0, 1]]);
+    const metrics = (
+      await db.runAndReadAll(`SELECT series_index, fcd_index, count(*)::INTEGER AS n FROM read_parquet('${dir}/metrics/*.parquet') GROUP BY ALL ORDER BY ALL`)
+    ).getRowObjects();
+    expect(metrics.map((r) => [r.series_index, r.fcd_index, r.n])).toEqual([
+      [0, 0, 1],
+      [0, 1, 1],
+      [0, 2, 1],
+      [0, 3, 1],
+      [1, 0, 1],
+    ]);
     const columns = (await db.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet('${dir}/predictions/*.parquet')`)).getRowObjects().map((r) => r.column_name);
-    expect(columns).toEqual(['job_id', 'model', 'series_index', 'fcd_index', 'fcd', 'fcd_timestamp', 'step', 'timestamp', 'mean', 'q_0_1', 'q_0_5', 'q_0_9', 'actual']);
-    const rows = (await db.runAndReadAll(`SELECT count(*)::INTEGER AS n, count(actual)::INTEGER AS known FROM read_parquet('${dir}/predictions/*.parquet')`)).getRowObjects()[0];
+    expect(columns).toEqual([
+      'job_id',
+      'model',
+      'series_index',
+      'fcd_index',
+      'fcd',
+      'fcd_timestamp',
+      'step',
+      'timestamp',
+      'mean',
+      'q_0_1',
+      'q_0_5',
+      'q_0_9',
+      'actual',
+    ]);
+    const rows = (
+      await db.runAndReadAll(`SELECT count(*)::INTEGER AS n, count(actual)::INTEGER AS known FROM read_parquet('${dir}/predictions/*.parquet')`)
+    ).getRowObjects()[0];
     // 5 forecasts x 3 steps; actuals exist for steps inside the 10- and 6-value targets.
     expect(rows).toEqual({ n: 15, known: 3 + 3 + 2 + 0 + 0 });
     db.closeSync();
@@ -158,10 +182,14 @@ test('a cancelled job ends as failed with code cancelled; its results cannot be 
     expect(cancelled.json()).toEqual({ job_id: id, status: 'cancelling' });
     const late = await createJobWorker({ address: env.address, namespace: 'default', taskQueue: queue, dataDir: config.dataDir, forecastsPerChunk: 2 });
     const done = await late.runUntil(
-      until(async () => {
-        const res = (await api.inject({ method: 'GET', url: `/forecast-jobs/${id}`, headers: AUTH })).json();
-        return res.status !== 'in_progress' && res;
-      }, 60_000, 'cancellation'),
+      until(
+        async () => {
+          const res = (await api.inject({ method: 'GET', url: `/forecast-jobs/${id}`, headers: AUTH })).json();
+          return res.status !== 'in_progress' && res;
+        },
+        60_000,
+        'cancellation',
+      ),
     );
     expect(done).toMatchObject({ status: 'failed', series: null, error: { code: 'cancelled' } });
     const again = await api.inject({ method: 'POST', url: `/forecast-jobs/${id}/cancel`, headers: AUTH });
@@ -174,7 +202,10 @@ test('a cancelled job ends as failed with code cancelled; its results cannot be 
 
 test('a job cancelled while its chunks run ends as failed with code cancelled, not as an internal error', async () => {
   const index = Array.from({ length: 600 }, (_, t) => new Date(Date.UTC(2024, 0, 1) + t * 3_600_000).toISOString().slice(0, 19));
-  const series = Array.from({ length: 6 }, (_, k) => ({ target: index.map((_, t) => 100 + k + 20 * Math.sin((2 * Math.PI * t) / 24) + ((t * 7919 + k) % 13)), index }));
+  const series = Array.from({ length: 6 }, (_, k) => ({
+    target: index.map((_, t) => 100 + k + 20 * Math.sin((2 * Math.PI * t) / 24) + ((t * 7919 + k) % 13)),
+    index,
+  }));
   const id = (await submit({ series, horizon: 24, freq: 'H' }, 'model=aarima')).json().job_id;
   // Once the plan exists a chunk is running on the worker: cancel then.
   await until(async () => (await app.inject({ method: 'GET', url: `/forecast-jobs/${id}`, headers: AUTH })).json().progress?.chunks > 0, 60_000, 'the plan');

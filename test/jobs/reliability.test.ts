@@ -65,7 +65,15 @@ async function api(port: number, method: string, url: string, body?: unknown) {
   return { status: res.status, body: await res.json() };
 }
 
-const waitForApi = (port: number) => until(() => fetch(`http://127.0.0.1:${port}/openapi`).then((r) => r.ok).catch(() => false), 90_000, 'the API process');
+const waitForApi = (port: number) =>
+  until(
+    () =>
+      fetch(`http://127.0.0.1:${port}/openapi`)
+        .then((r) => r.ok)
+        .catch(() => false),
+    90_000,
+    'the API process',
+  );
 
 /** Many small series at two forecast creation dates: hundreds of one-forecast chunks. */
 function manySeries() {
@@ -138,7 +146,9 @@ test('a job survives a killed worker and a restarted API, and two workers share 
 
   // Both original workers ran the job's chunks.
   const history = await env.client.workflow.getHandle(id).fetchHistory();
-  const identities = new Set(history.events?.flatMap((e) => (e.activityTaskStartedEventAttributes?.identity ? [e.activityTaskStartedEventAttributes.identity] : [])));
+  const identities = new Set(
+    history.events?.flatMap((e) => (e.activityTaskStartedEventAttributes?.identity ? [e.activityTaskStartedEventAttributes.identity] : [])),
+  );
   expect(identities.has(`${workerA.pid}@${(await import('node:os')).hostname()}`)).toBe(true);
   const retried = history.events?.filter((e) => (e.activityTaskStartedEventAttributes?.attempt ?? 1) > 1).length ?? 0;
   console.log(`activities retried after the kill: ${retried}`);

@@ -8,7 +8,7 @@ const server = useTestServer();
 /** y = 50 + 8 * promo + AR(1) noise: the promotion's effect is only learnable from the regressor. */
 function promoSeries(n: number, h: number) {
   let state = 7;
-  const random = () => ((state = (state * 48271) % 2147483647) / 2147483647) - 0.5;
+  const random = () => (state = (state * 48271) % 2147483647) / 2147483647 - 0.5;
   const promo = Array.from({ length: n + h }, (_, t) => (t % 5 === 0 || t % 11 === 0 ? 1 : 0));
   let e = 0;
   const y = promo.map((p) => {
@@ -57,10 +57,20 @@ test('through the API: future variables are used, historical ones and forex are 
   const serie = { target: y.slice(0, 80), index, future_variables: { promo } };
   const ok = await server.app.inject({ method: 'POST', url: '/forecast?model=aarima', headers: AUTH, payload: { series: [serie], horizon: 6, freq: 'D' } });
   expect(ok.statusCode, ok.body).toBe(200);
-  const hist = await server.app.inject({ method: 'POST', url: '/forecast?model=aarima', headers: AUTH, payload: { series: [{ ...serie, hist_variables: { visits: y.slice(0, 80) } }], horizon: 6, freq: 'D' } });
+  const hist = await server.app.inject({
+    method: 'POST',
+    url: '/forecast?model=aarima',
+    headers: AUTH,
+    payload: { series: [{ ...serie, hist_variables: { visits: y.slice(0, 80) } }], horizon: 6, freq: 'D' },
+  });
   expect(hist.statusCode).toBe(422);
   expect(hist.json().errors[0].path).toBe('body.series[0].hist_variables');
-  const forex = await server.app.inject({ method: 'POST', url: '/forecast?model=aarima', headers: AUTH, payload: { series: [serie], horizon: 6, freq: 'D', covariates: [{ type: 'forex', config: { target: 'USD' } }] } });
+  const forex = await server.app.inject({
+    method: 'POST',
+    url: '/forecast?model=aarima',
+    headers: AUTH,
+    payload: { series: [serie], horizon: 6, freq: 'D', covariates: [{ type: 'forex', config: { target: 'USD' } }] },
+  });
   expect(forex.statusCode).toBe(422);
   expect(forex.json().errors[0].path).toMatch(/^body\.covariates/);
 });

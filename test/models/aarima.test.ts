@@ -102,8 +102,7 @@ function fitFixed(y: Float64Array, spec: RFixed): ArimaFit {
   const [p, d, q] = spec.order;
   const [P, D, Q] = spec.seasonal;
   const m = spec.arma?.[4] ?? 1;
-  const xreg: Regressors | null =
-    spec.constant === 'drift' && d + D === 1 ? { names: ['drift'], columns: [Float64Array.from(y, (_, i) => i + 1)] } : null;
+  const xreg: Regressors | null = spec.constant === 'drift' && d + D === 1 ? { names: ['drift'], columns: [Float64Array.from(y, (_, i) => i + 1)] } : null;
   return fitArima(y, { orders: { p, d, q, P, D, Q, m }, xreg, includeMean: spec.constant === 'mean', method: spec.method ?? 'CSS-ML' });
 }
 
@@ -138,23 +137,27 @@ describe('fixed-order fits match R Arima()', () => {
     const y = Float64Array.from(fx.y);
     fx.fixed.forEach((spec, k) => {
       const label = `${fx.name} #${k} (${spec.order})(${spec.seasonal}) ${spec.constant} ${spec.method ?? 'CSS-ML'}`;
-      it(label, () => {
-        if (spec.error) {
-          // R could not fit it (e.g. a singular Hessian): neither can we.
-          expect(() => fitFixed(y, { ...spec, arma: [0, 0, 0, 0, fx.m, 0, 0] })).toThrow();
-          return;
-        }
-        const fit = fitFixed(y, spec);
-        expect(fit.names).toEqual(spec.coef_names);
-        spec.coef!.forEach((c, i) => expectClose(fit.coef[i], c, 1e-5 * Math.max(1, Math.abs(c)), `${fit.names[i]}`));
-        expectClose(fit.loglik, spec.loglik!, 1e-6 * Math.max(1, Math.abs(spec.loglik!)), 'loglik');
-        if (spec.aic !== null && spec.aic !== undefined) expectClose(fit.aic, spec.aic, 1e-5 * Math.max(1, Math.abs(spec.aic)), 'aic');
-        expectClose(forecastSigma2(fit, y.length), spec.sigma2!, 1e-5 * spec.sigma2!, 'sigma2');
-        const k2 = spec.var_coef_diag!.length;
-        for (let i = 0; i < k2; i++) {
-          expectClose(fit.varCoef![i * k2 + i], spec.var_coef_diag![i], 1e-3 * spec.var_coef_diag![i], `var(${fit.names[i]})`);
-        }
-      }, 60_000);
+      it(
+        label,
+        () => {
+          if (spec.error) {
+            // R could not fit it (e.g. a singular Hessian): neither can we.
+            expect(() => fitFixed(y, { ...spec, arma: [0, 0, 0, 0, fx.m, 0, 0] })).toThrow();
+            return;
+          }
+          const fit = fitFixed(y, spec);
+          expect(fit.names).toEqual(spec.coef_names);
+          spec.coef!.forEach((c, i) => expectClose(fit.coef[i], c, 1e-5 * Math.max(1, Math.abs(c)), `${fit.names[i]}`));
+          expectClose(fit.loglik, spec.loglik!, 1e-6 * Math.max(1, Math.abs(spec.loglik!)), 'loglik');
+          if (spec.aic !== null && spec.aic !== undefined) expectClose(fit.aic, spec.aic, 1e-5 * Math.max(1, Math.abs(spec.aic)), 'aic');
+          expectClose(forecastSigma2(fit, y.length), spec.sigma2!, 1e-5 * spec.sigma2!, 'sigma2');
+          const k2 = spec.var_coef_diag!.length;
+          for (let i = 0; i < k2; i++) {
+            expectClose(fit.varCoef![i * k2 + i], spec.var_coef_diag![i], 1e-3 * spec.var_coef_diag![i], `var(${fit.names[i]})`);
+          }
+        },
+        60_000,
+      );
     });
   }
 });
@@ -428,7 +431,7 @@ describe('kernel', () => {
     }
   });
 
-  it('the stationary covariance solves Q = T Q T\' + R R\'', () => {
+  it("the stationary covariance solves Q = T Q T' + R R'", () => {
     const phi = new Float64Array([0.5, -0.3]);
     const theta = new Float64Array([0.4, 0.2]);
     const r = 3;
@@ -509,7 +512,13 @@ describe('kernel', () => {
   it('flipping MA roots gives an invertible polynomial with the same autocovariances', () => {
     const ma = new Float64Array([2.5, 1.0]); // 1 + 2.5 z + z^2: a root inside the unit circle
     const inv = invertMa(ma);
-    expect(rootsOutside(Float64Array.from(inv, (v) => -v), 2, 1)).toBe(true);
+    expect(
+      rootsOutside(
+        Float64Array.from(inv, (v) => -v),
+        2,
+        1,
+      ),
+    ).toBe(true);
     // Autocovariances of an MA(2) up to the innovation variance: ratio gamma1/gamma0, gamma2/gamma0.
     const acf = (t: ArrayLike<number>) => {
       const g0 = 1 + t[0] ** 2 + t[1] ** 2;
@@ -589,7 +598,8 @@ describe('aarima model', () => {
     const long = runModel(fx.y, 1000, 1);
     expectWellFormed(long, 1000, 5);
     // Interval widths never shrink with the horizon for this integrated model.
-    for (let t = 1; t < 1000; t++) expect(long.quantiles[4][t] - long.quantiles[0][t]).toBeGreaterThanOrEqual(long.quantiles[4][t - 1] - long.quantiles[0][t - 1] - 1e-9);
+    for (let t = 1; t < 1000; t++)
+      expect(long.quantiles[4][t] - long.quantiles[0][t]).toBeGreaterThanOrEqual(long.quantiles[4][t - 1] - long.quantiles[0][t - 1] - 1e-9);
   });
 
   it('m = 24 with fewer than two seasons of history', () => {

@@ -147,7 +147,7 @@ describe('aets against R forecast::ets (fixtures)', () => {
         });
       }
 
-      it('forecasts R\'s mean and 80%/95% bounds', () => {
+      it("forecasts R's mean and 80%/95% bounds", () => {
         const levels = [0.025, 0.1, 0.5, 0.9, 0.975];
         const out = aets.forecast(task(ref.y, ref.m, ref.h, levels));
         expectClose(out.mean, ref.mean, tol, 'mean');
@@ -158,7 +158,7 @@ describe('aets against R forecast::ets (fixtures)', () => {
         expectClose(out.quantiles[4], ref.upperFixed[1], tol, 'q0.975 vs upper 95');
       });
 
-      it('is as close to R 8.20\'s unfixed bounds as the class 1 fix allows', () => {
+      it("is as close to R 8.20's unfixed bounds as the class 1 fix allows", () => {
         // How far forecast 8.20's misplaced gamma moves R's own 80% bounds (zero unless the model
         // is seasonal without trend; then observed below 4e-6 of scale).
         let fixShift = 0;
@@ -176,10 +176,8 @@ describe('aets against R forecast::ets (fixtures)', () => {
 });
 
 describe('admissible region', () => {
-  it('agrees with R\'s polyroot-based test', () => {
-    const disagreements = admissibleCases.filter(
-      (c) => isAdmissible(c.alpha, c.beta, c.gamma, c.phi, c.m, c.trend, true) !== c.admissible,
-    );
+  it("agrees with R's polyroot-based test", () => {
+    const disagreements = admissibleCases.filter((c) => isAdmissible(c.alpha, c.beta, c.gamma, c.phi, c.m, c.trend, true) !== c.admissible);
     // R's root finder occasionally places the structural root z = 1 of trendless models at
     // |z| = 1 + 2e-10 and rejects; we divide that root out. Nothing else may differ.
     for (const c of disagreements) {
@@ -199,18 +197,21 @@ describe('Nelder-Mead', () => {
 
   it('respects the evaluation budget like R (checked once per iteration)', () => {
     let calls = 0;
-    nelderMead((x) => {
-      calls++;
-      return x.reduce((s, v, i) => s + (i + 1) * v * v, 0);
-    }, Array.from({ length: 20 }, () => 1), { maxit: 100, intol: 1e-12, abstol: -Infinity });
+    nelderMead(
+      (x) => {
+        calls++;
+        return x.reduce((s, v, i) => s + (i + 1) * v * v, 0);
+      },
+      Array.from({ length: 20 }, () => 1),
+      { maxit: 100, intol: 1e-12, abstol: -Infinity },
+    );
     expect(calls).toBeGreaterThan(100);
     expect(calls).toBeLessThan(100 + 40);
   });
 });
 
 describe('candidate structures', () => {
-  const names = (specs: EtsSpec[]): string[] =>
-    specs.map((s) => `${'NAM'[s.error]}${'NAM'[s.trend]}${s.damped ? 'd' : ''}${'NAM'[s.season]}`);
+  const names = (specs: EtsSpec[]): string[] => specs.map((s) => `${'NAM'[s.error]}${'NAM'[s.trend]}${s.damped ? 'd' : ''}${'NAM'[s.season]}`);
 
   it('tries 15 structures on positive seasonal data, never A-error with M-season', () => {
     const specs = names(candidateSpecs(100, 12, true));
@@ -224,7 +225,11 @@ describe('candidate structures', () => {
   });
 
   it('drops seasonality for m = 1, m > 24 and n <= m', () => {
-    for (const [n, m] of [[100, 1], [1000, 168], [24, 24]]) {
+    for (const [n, m] of [
+      [100, 1],
+      [1000, 168],
+      [24, 24],
+    ]) {
       expect(names(candidateSpecs(n, m, true))).toEqual(['ANN', 'AAdN', 'AAN', 'MNN', 'MAdN', 'MAN']);
     }
   });
@@ -267,7 +272,11 @@ describe('edge cases', () => {
 
   it('keeps constant series flat with zero width, including all zeros', () => {
     for (const value of [7.5, 0, -3]) {
-      const out = expectSane(Array.from({ length: 50 }, () => value), 12, 24);
+      const out = expectSane(
+        Array.from({ length: 50 }, () => value),
+        12,
+        24,
+      );
       for (const v of out.mean) expect(v).toBeCloseTo(value, 12);
       for (const q of out.quantiles) for (const v of q) expect(v).toBeCloseTo(value, 12);
     }

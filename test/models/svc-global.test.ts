@@ -60,7 +60,10 @@ describe('svc-global', () => {
   test('forecasts seasonal series far better than their mean, with ordered quantiles that cover', async () => {
     const horizon = 24;
     const data = hourly(8, 24 * 30, horizon);
-    const out = await svcGlobal.forecastBatch(data.map((s, i) => task(s, i, horizon)), []);
+    const out = await svcGlobal.forecastBatch(
+      data.map((s, i) => task(s, i, horizon)),
+      [],
+    );
     let mae = 0;
     let meanMae = 0;
     let inside = 0;
@@ -113,7 +116,11 @@ describe('svc-global', () => {
 
   test('a task at an early creation date is forecast by a model that never saw later data', async () => {
     const data = hourly(3, 24 * 12, 6);
-    const early = (s: (typeof data)[0], i: number): ForecastTask => ({ ...task(s, i, 6), history: s.history.subarray(0, 24 * 8), times: s.times.subarray(0, 24 * 8 + 6) });
+    const early = (s: (typeof data)[0], i: number): ForecastTask => ({
+      ...task(s, i, 6),
+      history: s.history.subarray(0, 24 * 8),
+      times: s.times.subarray(0, 24 * 8 + 6),
+    });
     const tasks = [early(data[0], 0), task(data[1], 1, 6), task(data[2], 2, 6)];
     const changed = data.map((s) => ({ ...s, history: Float64Array.from(s.history, (v, t) => (t >= 24 * 8 ? v * 3 : v)) }));
     const tasks2 = [early(changed[0], 0), task(changed[1], 1, 6), task(changed[2], 2, 6)];

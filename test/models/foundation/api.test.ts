@@ -35,7 +35,13 @@ const hourly = (n: number, phase = 0) => {
   const index = Array.from({ length: n }, (_, i) => new Date(Date.UTC(2024, 0, 1, i)).toISOString().slice(0, 19));
   return { target, index };
 };
-const request = (extra: Record<string, unknown> = {}) => ({ series: [hourly(90), hourly(30, 5)], horizon: 40, freq: 'H', quantiles: [0.1, 0.5, 0.9], ...extra });
+const request = (extra: Record<string, unknown> = {}) => ({
+  series: [hourly(90), hourly(30, 5)],
+  horizon: 40,
+  freq: 'H',
+  quantiles: [0.1, 0.5, 0.9],
+  ...extra,
+});
 
 const post = (model: string, body: unknown) => app.inject({ method: 'POST', url: `/forecast?model=${model}`, headers: AUTH, payload: body as object });
 
@@ -117,7 +123,13 @@ describe('covariates', () => {
   const future = (n: number) => Array.from({ length: n + 40 }, (_, i) => (i % 24 < 8 ? 1 : 0));
   test('chronos-2 takes historical and future variables through its covariate inputs', async () => {
     const plain = request();
-    const body = request({ series: plain.series.map((s) => ({ ...s, hist_variables: { load: s.target.map((v) => v / 2 + 1) }, future_variables: { shift: future(s.target.length) } })) });
+    const body = request({
+      series: plain.series.map((s) => ({
+        ...s,
+        hist_variables: { load: s.target.map((v) => v / 2 + 1) },
+        future_variables: { shift: future(s.target.length) },
+      })),
+    });
     const res = await post('chronos-2', body);
     expect(res.statusCode).toBe(200);
     const without = (await post('chronos-2', plain)).json();
@@ -152,15 +164,30 @@ describe('covariates', () => {
   });
 });
 
-test('chronos-2 with is_global forecasts the series of one creation time jointly, as the pipeline\'s cross_learning', async () => {
+test("chronos-2 with is_global forecasts the series of one creation time jointly, as the pipeline's cross_learning", async () => {
   // Two series ending at the same hour, and a context series over the same hours.
   const long = hourly(90);
-  const tail = (s: ReturnType<typeof hourly>, n: number, shift = 0) => ({ target: s.target.slice(-n).map((v) => +(v * 0.5 + shift).toFixed(3)), index: s.index.slice(-n) });
+  const tail = (s: ReturnType<typeof hourly>, n: number, shift = 0) => ({
+    target: s.target.slice(-n).map((v) => +(v * 0.5 + shift).toFixed(3)),
+    index: s.index.slice(-n),
+  });
   const series = [long, tail(long, 30, 7)];
-  const body = (isGlobal: boolean, extra: object[] = []) => ({ ...request(), series: [...series, ...extra], model_config: { model: 'chronos-2', config: { is_global: isGlobal } } });
-  const [separate, joint, informed] = await Promise.all([post('chronos-2', body(false)), post('chronos-2', body(true)), post('chronos-2', body(true, [{ ...tail(long, 60, 3), only_as_context: true }]))]);
+  const body = (isGlobal: boolean, extra: object[] = []) => ({
+    ...request(),
+    series: [...series, ...extra],
+    model_config: { model: 'chronos-2', config: { is_global: isGlobal } },
+  });
+  const [separate, joint, informed] = await Promise.all([
+    post('chronos-2', body(false)),
+    post('chronos-2', body(true)),
+    post('chronos-2', body(true, [{ ...tail(long, 60, 3), only_as_context: true }])),
+  ]);
   for (const res of [separate, joint, informed]) expect(res.statusCode, res.body).toBe(200);
-  const means = (res: typeof joint) => res.json().series.slice(0, 2).map((s: { prediction: { mean: number[] } }[]) => s[0].prediction.mean);
+  const means = (res: typeof joint) =>
+    res
+      .json()
+      .series.slice(0, 2)
+      .map((s: { prediction: { mean: number[] } }[]) => s[0].prediction.mean);
 
   const installed = requireInstalled('chronos-2', FIXTURES_DIR);
   const session = await ort.InferenceSession.create(installed.onnxPath);

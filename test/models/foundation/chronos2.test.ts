@@ -35,7 +35,17 @@ function tasksOf(c: Reference['cases'][number]): ForecastTask[] {
 describe('chronos-2 adapter against Chronos2Pipeline (tiny fixture, fixed random weights)', () => {
   it('has a fixture that covers missing values, short histories, long horizons and covariates', () => {
     const names = reference.cases.map((c) => c.name);
-    expect(names).toEqual(expect.arrayContaining(['missing_values', 'short_histories', 'long_horizon', 'covariates', 'covariates_long_horizon', 'cross_learning', 'cross_learning_long_horizon']));
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'missing_values',
+        'short_histories',
+        'long_horizon',
+        'covariates',
+        'covariates_long_horizon',
+        'cross_learning',
+        'cross_learning_long_horizon',
+      ]),
+    );
     const native = manifest.max_output_patches * manifest.output_patch_size;
     expect(reference.cases.find((c) => c.name === 'long_horizon')!.horizon).toBeGreaterThan(2 * native);
     expect(reference.cases.find((c) => c.name === 'covariates_long_horizon')!.horizon).toBeGreaterThan(native);
@@ -47,7 +57,11 @@ describe('chronos-2 adapter against Chronos2Pipeline (tiny fixture, fixed random
       const joint = c.cross_learning ?? false;
       const native = await predictChronos2(run, manifest, tasks.map(chronos2Input), c.horizon, joint);
       const nativeAgreement = new Agreement();
-      native.forEach((perLevel, i) => perLevel.forEach((values, q) => nativeAgreement.add(values, c.expected.model_quantiles[i][q], `series ${i} level ${manifest.quantile_levels[q]}`, level(tasks[i].history))));
+      native.forEach((perLevel, i) =>
+        perLevel.forEach((values, q) =>
+          nativeAgreement.add(values, c.expected.model_quantiles[i][q], `series ${i} level ${manifest.quantile_levels[q]}`, level(tasks[i].history)),
+        ),
+      );
 
       const outputs = await forecastChronos2(run, manifest, tasks, { crossLearning: joint });
       const output = new Agreement();
@@ -56,7 +70,9 @@ describe('chronos-2 adapter against Chronos2Pipeline (tiny fixture, fixed random
         output.add(o.mean, c.expected.mean[i], `series ${i} mean`, floor);
         o.quantiles.forEach((values, k) => output.add(values, c.expected.quantiles[i][k], `series ${i} quantile ${c.quantiles[k]}`, floor));
       });
-      console.log(`chronos-2 ${c.name}: ${nativeAgreement.count + output.count} values, max relative error ${Math.max(nativeAgreement.worst, output.worst).toExponential(2)}`);
+      console.log(
+        `chronos-2 ${c.name}: ${nativeAgreement.count + output.count} values, max relative error ${Math.max(nativeAgreement.worst, output.worst).toExponential(2)}`,
+      );
       expect(nativeAgreement.worst, nativeAgreement.where).toBeLessThan(TOLERANCE);
       expect(output.worst, output.where).toBeLessThan(TOLERANCE);
     });
@@ -94,7 +110,7 @@ describe('chronos-2 cross-learning (is_global)', () => {
     expect(mean(separate)).toEqual(mean(alone));
   });
 
-  it('never mixes creation times: a backtest forecast does not learn from another series\' later values', async () => {
+  it("never mixes creation times: a backtest forecast does not learn from another series' later values", async () => {
     const a = timed(series(1, 60), 0);
     const later = timed(series(2, 50), 24 * HOUR);
     const [alone] = await forecastChronos2(run, manifest, [a], { crossLearning: true });

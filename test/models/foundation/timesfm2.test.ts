@@ -33,8 +33,22 @@ describe('timesfm-2 adapter against TimesFmTorch.forecast (timesfm 1.3; tiny fix
     it(`${c.name}: point forecast and the ten output channels within ${TOLERANCE} relative error`, async () => {
       const histories = c.series.map((s) => toFloat64(s.target));
       const forecasts = c.xreg
-        ? await predictTimesFM2WithCovariates(run, manifest, c.series.map((s, i) => ({ target: histories[i], future: Object.fromEntries(Object.entries(s.future!).map(([k, v]) => [k, toFloat64(v)])), frequencyClass: c.freq[i] })), c.horizon)
-        : await predictTimesFM2(run, manifest, histories.map((history, i) => ({ history, frequencyClass: c.freq[i] })), c.horizon);
+        ? await predictTimesFM2WithCovariates(
+            run,
+            manifest,
+            c.series.map((s, i) => ({
+              target: histories[i],
+              future: Object.fromEntries(Object.entries(s.future!).map(([k, v]) => [k, toFloat64(v)])),
+              frequencyClass: c.freq[i],
+            })),
+            c.horizon,
+          )
+        : await predictTimesFM2(
+            run,
+            manifest,
+            histories.map((history, i) => ({ history, frequencyClass: c.freq[i] })),
+            c.horizon,
+          );
       const agreement = new Agreement();
       forecasts.forEach((f, i) => {
         const floor = level(fillMissing(histories[i]));
@@ -49,7 +63,13 @@ describe('timesfm-2 adapter against TimesFmTorch.forecast (timesfm 1.3; tiny fix
   it('maps the request frequency to the reference classes and forecasts a series alike alone and in a batch', async () => {
     expect(['H', 'D', 'W', 'M', 'Q', 'Y', undefined].map(frequencyClass)).toEqual([0, 0, 1, 1, 1, 2, 0]);
     const c = reference.cases.find((x) => x.name === 'basic')!;
-    const tasks: ForecastTask[] = c.series.map((s) => ({ history: toFloat64(s.target), horizon: c.horizon, quantiles: [0.1, 0.5, 0.9], seasonLength: 1, freq: 'W' }));
+    const tasks: ForecastTask[] = c.series.map((s) => ({
+      history: toFloat64(s.target),
+      horizon: c.horizon,
+      quantiles: [0.1, 0.5, 0.9],
+      seasonLength: 1,
+      freq: 'W',
+    }));
     const together = await forecastTimesFM2(run, manifest, tasks);
     const [alone] = await forecastTimesFM2(run, manifest, [tasks[2]]);
     const agreement = new Agreement();
@@ -79,7 +99,10 @@ describe('timesfm-2 adapter against TimesFmTorch.forecast (timesfm 1.3; tiny fix
     outputs.forEach((o, i) => agreement.add(o.mean, c.expected.point[i], `series ${i} mean`, level(tasks[i].history)));
     expect(agreement.worst, agreement.where).toBeLessThan(TOLERANCE);
     const plain: ForecastTask = { history: Float64Array.of(1, 2, 3), horizon: 2, quantiles: [0.5], seasonLength: 1 };
-    const refused: TaskCovariates[] = [{ hist: { x: [1, 2, 3] }, future: {}, static: {} }, { hist: {}, future: {}, static: { size: 3 } }];
+    const refused: TaskCovariates[] = [
+      { hist: { x: [1, 2, 3] }, future: {}, static: {} },
+      { hist: {}, future: {}, static: { size: 3 } },
+    ];
     for (const covariates of refused) {
       await expect(forecastTimesFM2(run, manifest, [{ ...plain, covariates }])).rejects.toBeInstanceOf(ModelInputError);
     }

@@ -31,7 +31,17 @@ const floorOf = (history: Float64Array) => level(fillMissing(history));
 describe('timesfm-2p5 adapter against TimesFM_2p5.forecast (tiny fixture, fixed random weights)', () => {
   it('has a fixture that covers missing values, short histories, roll-out and horizons past the quantile head', () => {
     const byName = new Map(reference.cases.map((c) => [c.name, c]));
-    for (const name of ['missing_values', 'short_histories', 'long_horizon', 'beyond_quantile_head', 'constant', 'xreg', 'xreg_long_horizon', 'xreg_categorical']) expect(byName.has(name)).toBe(true);
+    for (const name of [
+      'missing_values',
+      'short_histories',
+      'long_horizon',
+      'beyond_quantile_head',
+      'constant',
+      'xreg',
+      'xreg_long_horizon',
+      'xreg_categorical',
+    ])
+      expect(byName.has(name)).toBe(true);
     expect(byName.get('long_horizon')!.horizon).toBeGreaterThan(2 * manifest.output_patch_len);
     expect(byName.get('beyond_quantile_head')!.horizon).toBeGreaterThan(manifest.output_quantile_len);
     expect(byName.get('beyond_quantile_head')!.flags.use_continuous_quantile_head).toBe(false);
@@ -41,7 +51,12 @@ describe('timesfm-2p5 adapter against TimesFM_2p5.forecast (tiny fixture, fixed 
     it(`${c.name}: point forecast and the ten output channels within ${TOLERANCE} relative error`, async () => {
       const histories = c.series.map((s) => toFloat64(s.target));
       const forecasts = c.xreg
-        ? await predictTimesFM25WithCovariates(run, manifest, c.series.map((s, i) => ({ target: histories[i], future: covariateValues(s.future!) })), c.horizon)
+        ? await predictTimesFM25WithCovariates(
+            run,
+            manifest,
+            c.series.map((s, i) => ({ target: histories[i], future: covariateValues(s.future!) })),
+            c.horizon,
+          )
         : await predictTimesFM25(run, manifest, histories, c.horizon);
       const agreement = new Agreement();
       forecasts.forEach((f, i) => {
@@ -96,7 +111,9 @@ describe('timesfm-2p5 adapter against TimesFM_2p5.forecast (tiny fixture, fixed 
     const agreement = new Agreement();
     outputs.forEach((o, i) => {
       agreement.add(o.mean, c.expected.point[i], `series ${i} mean`, level(tasks[i].history));
-      [1, 5, 9].forEach((channel, k) => agreement.add(o.quantiles[k], c.expected.quantiles[i][channel], `series ${i} level ${tasks[i].quantiles[k]}`, level(tasks[i].history)));
+      [1, 5, 9].forEach((channel, k) =>
+        agreement.add(o.quantiles[k], c.expected.quantiles[i][channel], `series ${i} level ${tasks[i].quantiles[k]}`, level(tasks[i].history)),
+      );
     });
     expect(agreement.worst, agreement.where).toBeLessThan(TOLERANCE);
 
@@ -108,7 +125,10 @@ describe('timesfm-2p5 adapter against TimesFM_2p5.forecast (tiny fixture, fixed 
     expect(Array.from(alone.mean)).not.toEqual(Array.from(outputs[0].mean));
 
     const plain: ForecastTask = { history: Float64Array.of(1, 2, 3), horizon: 2, quantiles: [0.5], seasonLength: 1 };
-    const refused: TaskCovariates[] = [{ hist: { x: [1, 2, 3] }, future: {}, static: {} }, { hist: {}, future: {}, static: { size: 3 } }];
+    const refused: TaskCovariates[] = [
+      { hist: { x: [1, 2, 3] }, future: {}, static: {} },
+      { hist: {}, future: {}, static: { size: 3 } },
+    ];
     for (const covariates of refused) {
       await expect(forecastTimesFM25(run, manifest, [{ ...plain, covariates }])).rejects.toBeInstanceOf(ModelInputError);
     }
