@@ -1,17 +1,16 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { ForecastFailedError, RequestError } from '../engine/errors.ts';
-import { modelEntry } from '../models/registry.ts';
+import type { Engine } from '../engine/engine.ts';
+import { EngineError } from '../engine/errors.ts';
 import { computePredictions } from '../engine/forecast.ts';
-import { splitIntoChunks, type Chunk } from '../engine/jobs/chunking.ts';
-import { chunkFile, jobMetaFile, jobRequestFile, metricsDir, partName, predictionsDir, type JobMeta } from '../engine/jobs/layout.ts';
-import { requestedQuantiles, seriesAreCoupled } from '../engine/plan.ts';
-import type { ForecastRequest } from '../engine/request-schema.ts';
-import { countResultRows, writeChunkParts } from './parquet-parts.ts';
+import { splitIntoChunks } from '../engine/jobs/chunking.ts';
+import { seriesAreCoupled } from '../engine/plan.ts';
+import { modelEntry } from '../models/registry.ts';
+import type { JobStore } from '../store/job-store.ts';
+import type { JobMeta } from '../store/layout.ts';
 
-export interface ActivityConfig {
-  dataDir: string;
+export interface ActivityDependencies {
+  engine: Engine;
+  store: JobStore;
   /** Target (series x forecast creation date) pairs per activity. */
   forecastsPerChunk: number;
 }
@@ -28,68 +27,56 @@ export interface JobSummary {
   metricRows: number;
 }
 
-const readJson = <T>(file: string): T => JSON.parse(fs.readFileSync(file, 'utf8')) as T;
-
-function writeJsonAtomic(file: string, value: unknown): void {
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  const tmp = `${file}.tmp-${process.pid}`;
-  fs.writeFileSync(tmp, JSON.stringify(value));
-  fs.renameSync(tmp, file);
-}
-
 /**
  * Errors the caller caused, or a model's failure, end the job: retrying cannot help. The failure
- * type is the error code the job reports.
+ * type is the error kind, which the job reports as its code.
  */
 function asJobFailure(err: unknown): unknown {
-  if (err instanceof RequestError) return ApplicationFailure.nonRetryable(err.message, err.code, err.errors);
-  if (err instanceof ForecastFailedError) return ApplicationFailure.nonRetryable(err.message, 'forecast_failed');
+  if (err instanceof EngineError) return ApplicationFailure.nonRetryable(err.message, err.kind, err.fields);
   return err;
 }
 
-/** Activities are plain async functions over the job's files; the workflow passes ids and counts. */
-export function createActivities(config: ActivityConfig) {
+async function jobMeta(store: JobStore, jobId: string): Promise<JobMeta> {
+  const meta = await store.meta(jobId);
+  if (!meta) throw new Error(`job ${jobId} has no metadata in the job store`);
+  return meta;
+}
+
+/** Activities: thin wrappers that read a job's objects from the store, call the engine and write the results back. */
+export function createActivities({ engine, store, forecastsPerChunk }: ActivityDependencies) {
   return {
-    /** Splits the stored request into chunk files; safe to repeat (same request, same chunks). */
+    /** Splits the stored request into chunks; safe to repeat (same request, same chunks). */
     async planJob(jobId: string): Promise<JobPlan> {
-      const request = readJson<ForecastRequest>(jobRequestFile(config.dataDir, jobId));
-      const { model } = readJson<JobMeta>(jobMetaFile(config.dataDir, jobId));
+      const request = await store.request(jobId);
+      const { model } = await jobMeta(store, jobId);
       const entry = modelEntry(model);
-      const chunks = splitIntoChunks(request, config.forecastsPerChunk, entry !== undefined && seriesAreCoupled(request, entry));
-      chunks.forEach((chunk, n) => writeJsonAtomic(chunkFile(config.dataDir, jobId, n), chunk));
+      const coupled = entry !== undefined && seriesAreCoupled(request, entry);
+      const chunks = splitIntoChunks(request, forecastsPerChunk, coupled);
+      await Promise.all(chunks.map((chunk, n) => store.writeChunk(jobId, n, chunk)));
       const chunkForecasts = chunks.map((c) => c.fcdPositions.reduce((s, f) => s + f.length, 0));
       return { chunks: chunks.length, forecasts: chunkForecasts.reduce((a, b) => a + b, 0), chunkForecasts };
     },
 
-    /** Forecasts one chunk and writes its Parquet parts; a retry overwrites the same parts. */
+    /** Forecasts one chunk and writes its results; a retry overwrites the same parts. */
     async runChunk(jobId: string, chunkNumber: number): Promise<number> {
       const context = Context.current();
       // Beat well inside the heartbeat timeout, so only a dead worker misses it.
       const interval = Math.max(100, Math.min(5_000, (context.info.heartbeatTimeoutMs ?? 30_000) / 3));
       const heartbeat = setInterval(() => context.heartbeat(), interval);
       try {
-        const meta = readJson<JobMeta>(jobMetaFile(config.dataDir, jobId));
-        const chunk = readJson<Chunk>(chunkFile(config.dataDir, jobId, chunkNumber));
-        const rows = await computePredictions(chunk.request, meta.model, 'background').catch((err) => {
+        const meta = await jobMeta(store, jobId);
+        const chunk = await store.chunk(jobId, chunkNumber);
+        const rows = await computePredictions(engine, chunk.request, meta.model, 'background').catch((err) => {
           throw asJobFailure(err);
         });
-        const levels = requestedQuantiles(chunk.request);
-        await writeChunkParts(
-          {
-            predictions: path.join(predictionsDir(config.dataDir, jobId), partName(chunkNumber)),
-            metrics: path.join(metricsDir(config.dataDir, jobId), partName(chunkNumber)),
-          },
-          {
-            jobId,
-            model: meta.model,
-            seriesIndex: (p) => chunk.seriesIndex[p.planned.seriesIndex],
-            fcdIndex: (p) => chunk.fcdPositions[p.planned.seriesIndex][p.planned.fcdPosition],
-            serie: (p) => chunk.request.series[p.planned.seriesIndex],
-          },
-          levels,
-          rows,
-          context.info.attempt,
-        );
+        const results = rows.map(({ planned, prediction }) => ({
+          seriesIndex: chunk.seriesIndex[planned.seriesIndex],
+          fcdIndex: chunk.fcdPositions[planned.seriesIndex][planned.fcdPosition],
+          fcd: planned.fcd,
+          serie: chunk.request.series[planned.seriesIndex],
+          prediction,
+        }));
+        await store.writeResults(meta, chunkNumber, results);
         return rows.length;
       } finally {
         clearInterval(heartbeat);
@@ -99,10 +86,7 @@ export function createActivities(config: ActivityConfig) {
     /** Counts what the job wrote: one metrics row per forecast, or the job is not complete. */
     async summarizeJob(jobId: string, expectedForecasts: number): Promise<JobSummary> {
       if (expectedForecasts === 0) return { forecasts: 0, predictionRows: 0, metricRows: 0 };
-      const counts = await countResultRows(
-        path.join(predictionsDir(config.dataDir, jobId), '*.parquet'),
-        path.join(metricsDir(config.dataDir, jobId), '*.parquet'),
-      );
+      const counts = await store.countResults(jobId);
       if (counts.metricRows !== expectedForecasts) {
         throw ApplicationFailure.nonRetryable(`job wrote ${counts.metricRows} forecasts; expected ${expectedForecasts}`, 'internal_error');
       }

@@ -1,28 +1,28 @@
 import { NativeConnection, Worker } from '@temporalio/worker';
-import { workerThreads } from '../engine/worker-pool.ts';
+import type { Engine } from '../engine/engine.ts';
+import type { JobStore } from '../store/job-store.ts';
 import { createActivities } from './forecast-job.ts';
 
 export interface WorkerOptions {
   address: string;
   namespace: string;
   taskQueue: string;
-  dataDir: string;
   forecastsPerChunk: number;
 }
 
 /**
- * A Temporal worker for forecast jobs: wiring only. Activities fit models on this process's
- * worker threads, so it takes about as many chunks at once as it has threads.
+ * A Temporal worker for forecast jobs: wiring only. Activities fit models on the engine's model
+ * threads, so it takes about as many chunks at once as there are threads.
  */
-export async function createJobWorker(options: WorkerOptions): Promise<Worker> {
+export async function createJobWorker(options: WorkerOptions, engine: Engine, store: JobStore): Promise<Worker> {
   const connection = await NativeConnection.connect({ address: options.address });
   return Worker.create({
     connection,
     namespace: options.namespace,
     taskQueue: options.taskQueue,
     workflowsPath: new URL('../workflows/forecast-job.ts', import.meta.url).pathname,
-    activities: createActivities({ dataDir: options.dataDir, forecastsPerChunk: options.forecastsPerChunk }),
+    activities: createActivities({ engine, store, forecastsPerChunk: options.forecastsPerChunk }),
     // One chunk per model thread keeps every thread busy; more would only queue inside the pool.
-    maxConcurrentActivityTaskExecutions: workerThreads() + 1,
+    maxConcurrentActivityTaskExecutions: engine.threads.size + 1,
   });
 }

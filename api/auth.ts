@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import type { Config } from './config.ts';
+import type { Config } from '../config.ts';
 import { activeKeyHashes, hashKey } from './keys-store.ts';
 import { problem, sendProblem } from './problem.ts';
 

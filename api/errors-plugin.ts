@@ -1,25 +1,13 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { z } from 'zod';
-import { fieldPath, ForecastFailedError, RequestError, type FieldError } from '../engine/errors.ts';
-import { problem, sendProblem, type ProblemDetails } from './problem.ts';
+import { EngineError } from '../engine/errors.ts';
+import { HttpError, httpFieldErrors, problem, sendProblem, STABLE_ROOTS, STATUS_OF_KIND, type FieldRoots, type ProblemDetails } from './problem.ts';
 
-/** Validates `value` with a zod schema; failures become one FieldError per failing path. */
-export function parseOr422<S extends z.ZodType>(schema: S, value: unknown, root: 'body' | 'query' | 'path'): z.output<S> {
-  const result = schema.safeParse(value);
-  if (result.success) return result.data;
-  const byPath = new Map<string, string[]>();
-  for (const issue of result.error.issues) {
-    const at = fieldPath(root, issue.path);
-    byPath.set(at, [...(byPath.get(at) ?? []), issue.message]);
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Where the engine's inputs sit in this route's requests (default: the stable API's). */
+    fieldRoots?: FieldRoots;
   }
-  const errors: FieldError[] = [...byPath].map(([path, messages]) => ({ path, message: [...new Set(messages)].join('; ') }));
-  throw new RequestError(
-    422,
-    'invalid_request',
-    `the ${root === 'body' ? 'request body' : root === 'query' ? 'query' : 'path'} failed validation (${errors.length} field${errors.length === 1 ? '' : 's'})`,
-    errors,
-  );
 }
 
 /** Fastify's own refusals (before our handlers run), mapped to problem+json. */
@@ -41,13 +29,17 @@ function fromFastifyError(error: FastifyError): ProblemDetails | null {
   return null;
 }
 
-/** Every non-2xx answer is application/problem+json (reference 2.7, section 7); no stack leaks. */
+/**
+ * Every non-2xx answer is application/problem+json (reference 2.7, section 7); no stack leaks.
+ * Engine errors are answered with their kind's status and their fields at the route's paths.
+ */
 export const errorsPlugin = fp(async (app: FastifyInstance) => {
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    if (error instanceof RequestError) return sendProblem(reply, problem(error.status, error.code, error.message, error.errors));
-    if (error instanceof ForecastFailedError) {
-      request.log.error({ err: error }, 'forecast failed');
-      return sendProblem(reply, problem(500, 'forecast_failed', error.message));
+    if (error instanceof HttpError) return sendProblem(reply, problem(error.status, error.code, error.message, error.errors));
+    if (error instanceof EngineError) {
+      if (error.kind === 'forecast_failed') request.log.error({ err: error }, 'forecast failed');
+      const fields = error.fields && httpFieldErrors(error.fields, request.routeOptions.config.fieldRoots ?? STABLE_ROOTS);
+      return sendProblem(reply, problem(STATUS_OF_KIND[error.kind], error.kind, error.message, fields));
     }
     const mapped = fromFastifyError(error);
     if (mapped) return sendProblem(reply, mapped);

@@ -5,8 +5,8 @@ import { BetaResponse } from '../engine/beta/response.ts';
 import { ForecastRequest } from '../engine/request-schema.ts';
 import { ForecastResponseSchema } from '../engine/response-schema.ts';
 import { ProblemDetails } from './problem.ts';
-import { ModelQuery } from './query-schemas.ts';
-import { BetaModelQuery } from './routes/beta.ts';
+import { BetaModelQuery, ModelQuery } from './query-schemas.ts';
+
 import { JOB_PREFIXES, JobIdParams, JobListQuery, JobPageQuery, JobStatusResponse, JobSubmitted } from './routes/jobs.ts';
 import { WarmupResponse } from './routes/warmup.ts';
 

@@ -1,6 +1,6 @@
 import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
-import type { FieldError } from '../engine/errors.ts';
+import type { ErrorKind, FieldError, FieldPath, FieldRoot } from '../engine/errors.ts';
 
 /** The error body of the reference (2.7, RFC 9457), served as application/problem+json. */
 export const ProblemDetails = z
@@ -18,6 +18,7 @@ export const ProblemDetails = z
   .meta({ id: 'ProblemDetails' });
 
 export type ProblemDetails = z.output<typeof ProblemDetails>;
+export type ProblemField = NonNullable<ProblemDetails['errors']>[number];
 
 const TITLES: Record<number, string> = {
   400: 'Bad Request',
@@ -34,7 +35,50 @@ const TITLES: Record<number, string> = {
   503: 'Service Unavailable',
 };
 
-export function problem(status: number, code: string, detail: string | null, errors: FieldError[] | null = null): ProblemDetails {
+/** The HTTP status of each kind of engine error: the one place engine errors meet HTTP. */
+export const STATUS_OF_KIND: Record<ErrorKind, number> = {
+  invalid_request: 422,
+  model_unavailable: 422,
+  forecast_failed: 500,
+  insufficient_memory: 503,
+  object_store_unavailable: 503,
+};
+
+/** Where each input of an engine call sits in an HTTP request, as the first part of an error's path. */
+export type FieldRoots = Record<FieldRoot, string>;
+
+/** POST /forecast, jobs, warm-up: the request is the JSON body, the model a query parameter. */
+export const STABLE_ROOTS: FieldRoots = { request: 'body', model: 'query.model', upload: 'body' };
+
+/** The beta: the request is the multipart body's `query` part; every uploaded part is a part of the body. */
+export const BETA_ROOTS: FieldRoots = { request: 'body.query', model: 'query.model', upload: 'body' };
+
+/** `body` + `['series', 0, 'target']` -> `body.series[0].target` (the reference's dotted form). */
+export function fieldPath(root: string, path: FieldPath): string {
+  let out = root;
+  for (const part of path) out += typeof part === 'number' ? `[${part}]` : `.${String(part)}`;
+  return out;
+}
+
+/** Engine field errors with their paths as the HTTP request has them. */
+export function httpFieldErrors(fields: readonly FieldError[], roots: FieldRoots = STABLE_ROOTS): ProblemField[] {
+  return fields.map((f) => ({ path: fieldPath(roots[f.root], f.path), message: f.message }));
+}
+
+/** A refusal of the HTTP layer itself (authentication, jobs, uploads, content types). */
+export class HttpError extends Error {
+  override readonly name = 'HttpError';
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly errors: ProblemField[] | null = null,
+  ) {
+    super(message);
+  }
+}
+
+export function problem(status: number, code: string, detail: string | null, errors: ProblemField[] | null = null): ProblemDetails {
   return { type: 'about:blank', title: TITLES[status] ?? 'Error', status, code, detail, errors };
 }
 

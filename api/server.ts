@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify';
+import type { Config } from '../config.ts';
+import { Engine } from '../engine/engine.ts';
 import { authPlugin, KeyResolver } from './auth.ts';
-import type { Config } from './config.ts';
 import { errorsPlugin } from './errors-plugin.ts';
 import type { JobService } from './jobs/job-service.ts';
 import { buildOpenApiDocument } from './openapi.ts';
@@ -10,27 +11,38 @@ import { forecastRoutes } from './routes/forecast.ts';
 import { jobRoutes } from './routes/jobs.ts';
 import { warmupRoutes } from './routes/warmup.ts';
 
+export interface ServerParts {
+  logger?: boolean;
+  keyResolver?: KeyResolver;
+  /** The engine requests run on; without one the server makes its own from the configuration and closes it with itself. */
+  engine?: Engine;
+  /** Absent only where no Temporal service is wanted (tests of the synchronous API). */
+  jobs?: JobService;
+}
+
 /** The HTTP service: each concern a plugin, each route its schema. */
-/** `jobs` is absent only where no Temporal service is wanted (tests of the synchronous API). */
-export async function buildServer(config: Config, options: { logger?: boolean; keyResolver?: KeyResolver; jobs?: JobService } = {}): Promise<FastifyInstance> {
-  const app = Fastify({ logger: options.logger ?? false, bodyLimit: config.maxBodyBytes });
+export async function buildServer(config: Config, parts: ServerParts = {}): Promise<FastifyInstance> {
+  const app = Fastify({ logger: parts.logger ?? false, bodyLimit: config.maxBodyBytes });
+  const engine = parts.engine ?? new Engine(config.engine);
+  if (!parts.engine) app.addHook('onClose', () => engine.close());
   // JSON only: a text/plain body is refused with 415 instead of failing validation as a string.
   app.removeContentTypeParser('text/plain');
   await app.register(errorsPlugin);
-  await app.register(authPlugin, { resolver: options.keyResolver ?? new KeyResolver(config) });
+  await app.register(authPlugin, { resolver: parts.keyResolver ?? new KeyResolver(config) });
   await app.register(rateLimitPlugin, config.rateLimit);
 
   const openapi = buildOpenApiDocument(config.defaultModel);
   app.get('/openapi', { config: { public: true } }, async () => openapi);
-  await app.register(forecastRoutes, { defaultModel: config.defaultModel });
-  await app.register(warmupRoutes, { defaultModel: config.defaultModel });
+  await app.register(forecastRoutes, { defaultModel: config.defaultModel, engine });
+  await app.register(warmupRoutes, { defaultModel: config.defaultModel, engine });
   await app.register(betaRoutes, {
     dataDir: config.dataDir,
     maxUploadBytes: config.beta.maxUploadBytes,
     locator: config.beta,
     duckdbMemoryLimit: config.beta.duckdbMemoryLimit,
     duckdbInitSql: config.beta.duckdbInitSql,
+    engine,
   });
-  if (options.jobs) await app.register(jobRoutes, { defaultModel: config.defaultModel, dataDir: config.dataDir, jobs: options.jobs });
+  if (parts.jobs) await app.register(jobRoutes, { defaultModel: config.defaultModel, jobs: parts.jobs });
   return app;
 }

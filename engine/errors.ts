@@ -1,33 +1,53 @@
-/** A field that failed a rule, with its path in the reference's form (`body.series[0].target`). */
+/**
+ * What the engine refuses or fails with, said in the engine's own terms: a kind and the fields at
+ * fault. Fields are named by their path inside the call's inputs (the request, the model name,
+ * an uploaded data part); the API alone decides where those inputs sit in HTTP (`body`,
+ * `query.model`, `body.query` for the beta) and which status each kind is answered with. A job
+ * records the kind as its failure code.
+ */
+
+/** Which input of a call a field belongs to: the request (stable body or beta query), the model name, or an uploaded part. */
+export type FieldRoot = 'request' | 'model' | 'upload';
+
+export type FieldPath = readonly (string | number)[];
+
 export interface FieldError {
-  path: string;
-  message: string;
+  readonly root: FieldRoot;
+  /** Inside the root: `['series', 0, 'fcds', 2]`; an uploaded part is `[<part name>]`; the model name is `[]`. */
+  readonly path: FieldPath;
+  readonly message: string;
 }
 
-/**
- * A request the engine refuses: the caller can fix it. The API answers it as problem+json with
- * the given status and code; a job records it as its failure.
- */
-export class RequestError extends Error {
-  override readonly name = 'RequestError';
+/** Where a field is, without a message yet (a data source says where errors about it point). */
+export type FieldRef = Pick<FieldError, 'root' | 'path'>;
+
+export type ErrorKind =
+  /** The caller can fix the request. */
+  | 'invalid_request'
+  /** The model is known but cannot run on this server (no adapter, or its export is missing or broken). */
+  | 'model_unavailable'
+  /** A model failed on input it accepted: a server-side fault. */
+  | 'forecast_failed'
+  /** The data needs more working memory than this server may use. */
+  | 'insufficient_memory'
+  /** Object-store locators are enabled but cannot be read here. */
+  | 'object_store_unavailable';
+
+export class EngineError extends Error {
+  override readonly name = 'EngineError';
   constructor(
-    readonly status: number,
-    readonly code: string,
+    readonly kind: ErrorKind,
     message: string,
-    readonly errors: FieldError[] | null = null,
+    readonly fields: readonly FieldError[] | null = null,
   ) {
     super(message);
   }
 }
 
-/** A model failed on input it accepted: a server-side fault, reported without a stack. */
-export class ForecastFailedError extends Error {
-  override readonly name = 'ForecastFailedError';
-}
+export const requestField = (path: FieldPath, message: string): FieldError => ({ root: 'request', path, message });
 
-/** `['series', 0, 'target']` -> `body.series[0].target` (the reference's dotted form). */
-export function fieldPath(root: string, path: readonly PropertyKey[]): string {
-  let out = root;
-  for (const part of path) out += typeof part === 'number' ? `[${part}]` : `.${String(part)}`;
-  return out;
-}
+/** A request the caller can fix, with every field at fault. */
+export const invalidRequest = (message: string, fields: readonly FieldError[]): EngineError => new EngineError('invalid_request', message, fields);
+
+/** A refusal about one field, whose message is the refusal's. */
+export const refuseField = (at: FieldRef, message: string): EngineError => invalidRequest(message, [{ ...at, message }]);

@@ -1,16 +1,10 @@
+import type { Metrics } from './response-schema.ts';
+
 /**
  * Accuracy metrics over the forecast steps whose true value is known.
  * Every metric is a finite number or null: a ratio whose denominator is zero is undefined.
  * Formulas are stated in the README ("Metrics").
  */
-
-export interface Metrics {
-  mae: number | null;
-  mape: number | null;
-  crps: number | null;
-  wape: number | null;
-  scaled_bias: number | null;
-}
 
 const finiteOrNull = (x: number): number | null => (Number.isFinite(x) ? x : null);
 

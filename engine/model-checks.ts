@@ -1,25 +1,26 @@
 import { availableModels, modelEntry, MODEL_NAMES, whyUnavailable, type ModelEntry } from '../models/registry.ts';
-import type { CovariateKind } from '../models/types.ts';
-import { checkGeneratedCovariates } from './covariates/generate.ts';
-import { RequestError, type FieldError } from './errors.ts';
+import type { CovariateKind as ModelCovariateKind, ModelSettings } from '../models/types.ts';
+import { resolveCovariates, type CovariateGenerator } from './covariates/generator.ts';
+import type { EngineSettings } from './engine.ts';
+import { EngineError, invalidRequest, requestField, type FieldError, type FieldPath } from './errors.ts';
 import type { ForecastRequest } from './request-schema.ts';
 
-/** The model entry for a request, or a 422 that names the model and what can run instead. */
-export function requireRunnableModel(name: string): ModelEntry {
+/** The model entry for a name, or an error that names the model and what can run instead. */
+export function requireRunnableModel(name: string, settings: ModelSettings): ModelEntry {
   const entry = modelEntry(name);
   if (!entry) {
-    throw new RequestError(422, 'invalid_request', `unknown model '${name}'`, [{ path: 'query.model', message: `must be one of ${MODEL_NAMES.join(', ')}` }]);
+    throw invalidRequest(`unknown model '${name}'`, [{ root: 'model', path: [], message: `must be one of ${MODEL_NAMES.join(', ')}` }]);
   }
   // Foundation models with an adapter are available once their export is installed and intact.
-  const reason = whyUnavailable(entry);
+  const reason = whyUnavailable(entry, settings);
   if (reason !== null) {
-    const message = `model '${name}' is not available on this server: ${reason}. Models available here: ${availableModels().join(', ')}.`;
-    throw new RequestError(422, 'model_unavailable', message, [{ path: 'query.model', message }]);
+    const message = `model '${name}' is not available on this server: ${reason}. Models available here: ${availableModels(settings).join(', ')}.`;
+    throw new EngineError('model_unavailable', message, [{ root: 'model', path: [], message }]);
   }
   return entry;
 }
 
-const KIND_LABEL: Record<CovariateKind, string> = {
+const KIND_LABEL: Record<ModelCovariateKind, string> = {
   historical: 'historical variables (hist_variables)',
   future: 'future variables (future_variables)',
   static: 'static variables (static_variables)',
@@ -27,40 +28,57 @@ const KIND_LABEL: Record<CovariateKind, string> = {
   generated: 'generated covariates (covariates)',
 };
 
-function modelsSupporting(kind: CovariateKind): string {
+/** Models of this server that consume a covariate kind. */
+export function modelsSupporting(kind: ModelCovariateKind): string {
   return MODEL_NAMES.filter((n) => modelEntry(n)?.capabilities.covariates.includes(kind)).join(', ');
 }
 
-/**
- * Rules that depend on the chosen model: its model_config, and every covariate kind it must
- * consume. Covariates a model cannot use are refused, never silently dropped.
- */
-export function checkRequestAgainstModel(request: ForecastRequest, entry: ModelEntry): void {
-  const errors: FieldError[] = [];
-  const supports = (kind: CovariateKind) => entry.capabilities.covariates.includes(kind);
-  const refuse = (path: string, kind: CovariateKind) =>
-    errors.push({
-      path,
-      message: `model '${entry.name}' does not use ${KIND_LABEL[kind]}; models that do: ${modelsSupporting(kind) || 'none on this server'}`,
-    });
+/** The refusal of a covariate kind a model does not use, naming the models that do. */
+export function unusedCovariate(model: ModelEntry, path: FieldPath, kind: ModelCovariateKind): FieldError {
+  return requestField(path, `model '${model.name}' does not use ${KIND_LABEL[kind]}; models that do: ${modelsSupporting(kind) || 'none on this server'}`);
+}
 
-  if (request.model_config && request.model_config.model !== entry.name) {
-    errors.push({ path: 'body.model_config.model', message: `is '${request.model_config.model}' but the request's model is '${entry.name}'` });
+/** A request checked against its model, with its generated covariates resolved (null when it asks for none). */
+export interface ValidatedForecast {
+  readonly model: ModelEntry;
+  readonly covariates: CovariateGenerator | null;
+}
+
+/**
+ * Everything about a request that depends on its model, without planning a forecast: the model
+ * runs here, its model_config is its own, it consumes every covariate kind the request gives
+ * (covariates are refused, never silently dropped), and the generated covariates resolve (known
+ * countries, currencies and sources; data that covers the series). The resolved covariates come
+ * back, so the planner does not resolve them again.
+ */
+export function validateForecast(settings: EngineSettings, request: ForecastRequest, modelName: string): ValidatedForecast {
+  const model = requireRunnableModel(modelName, settings.models);
+  return { model, covariates: checkRequestAgainstModel(request, model, settings.floatSourcesDir) };
+}
+
+/** The request's errors against its model (thrown together), else its generated covariates. */
+export function checkRequestAgainstModel(request: ForecastRequest, model: ModelEntry, floatSourcesDir: string): CovariateGenerator | null {
+  const errors: FieldError[] = [];
+  const supports = (kind: ModelCovariateKind) => model.capabilities.covariates.includes(kind);
+  let covariates: CovariateGenerator | null = null;
+
+  if (request.model_config && request.model_config.model !== model.name) {
+    errors.push(requestField(['model_config', 'model'], `is '${request.model_config.model}' but the request's model is '${model.name}'`));
   }
   if (request.covariates?.length) {
-    if (!supports('generated')) refuse('body.covariates', 'generated');
-    // Unknown countries, currencies, data sources or columns, and series the data does not cover.
+    if (!supports('generated')) errors.push(unusedCovariate(model, ['covariates'], 'generated'));
     else {
       // Exchange rates are not known in advance: they reach models as historical variables.
       request.covariates.forEach((c, k) => {
-        if (c.type === 'forex' && !supports('historical')) refuse(`body.covariates[${k}]`, 'historical');
+        if (c.type === 'forex' && !supports('historical')) errors.push(unusedCovariate(model, ['covariates', k], 'historical'));
       });
-      errors.push(...checkGeneratedCovariates(request));
+      const resolved = resolveCovariates(request, floatSourcesDir);
+      errors.push(...resolved.errors);
+      covariates = resolved.generator;
     }
   }
   request.series.forEach((s, i) => {
-    const at = `body.series[${i}]`;
-    const groups: [string, Record<string, unknown[]> | Record<string, unknown>, CovariateKind][] = [
+    const groups: [string, Record<string, unknown[]> | Record<string, unknown>, ModelCovariateKind][] = [
       ['hist_variables', s.hist_variables, 'historical'],
       ['future_variables', s.future_variables, 'future'],
       ['static_variables', s.static_variables, 'static'],
@@ -68,16 +86,17 @@ export function checkRequestAgainstModel(request: ForecastRequest, entry: ModelE
     for (const [field, values, kind] of groups) {
       if (Object.keys(values).length === 0) continue;
       if (!supports(kind)) {
-        refuse(`${at}.${field}`, kind);
+        errors.push(unusedCovariate(model, ['series', i, field], kind));
         continue;
       }
       if (!supports('string')) {
         for (const [name, v] of Object.entries(values)) {
           const hasString = Array.isArray(v) ? v.some((x) => typeof x === 'string') : typeof v === 'string';
-          if (hasString) refuse(`${at}.${field}.${name}`, 'string');
+          if (hasString) errors.push(unusedCovariate(model, ['series', i, field, name], 'string'));
         }
       }
     }
   });
-  if (errors.length > 0) throw new RequestError(422, 'invalid_request', 'the request does not fit the chosen model', errors);
+  if (errors.length > 0) throw invalidRequest('the request does not fit the chosen model', errors);
+  return covariates;
 }

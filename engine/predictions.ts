@@ -1,16 +1,10 @@
 import type { ForecastOutput } from '../models/types.ts';
 import type { Freq } from './frequencies.ts';
-import { computeMetrics, type Metrics } from './metrics.ts';
-import type { InputSerie } from './request-schema.ts';
+import { computeMetrics } from './metrics.ts';
 import { quantileKey } from './quantile-key.ts';
+import type { InputSerie } from './request-schema.ts';
+import type { Metrics, Prediction } from './response-schema.ts';
 import { buildFutureIndex } from './time-index.ts';
-
-/** Prediction of the response (reference 2.5). */
-export interface Prediction {
-  prediction: Record<string, number[]>;
-  index: string[];
-  metrics: Metrics | null;
-}
 
 /**
  * Timestamps of steps fcd..fcd+horizon-1: the input's own index entries where they exist,

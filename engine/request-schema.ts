@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { COMPONENT_NAMES } from './covariates/temporal.ts';
+import { Covariate } from './covariates/registry.ts';
 import { FREQUENCIES } from './frequencies.ts';
 import { bulkArray } from './bulk-array.ts';
 import { instantMillis } from './time-index.ts';
@@ -52,57 +52,6 @@ export const InputSerie = z
   })
   .meta({ id: 'InputSerie' });
 
-const CountryCode = z.string().length(2);
-
-export const Covariate = z
-  .discriminatedUnion('type', [
-    z.strictObject({
-      type: z.literal('holidays'),
-      config: z.strictObject({
-        country: CountryCode,
-        smoothing_method: z.enum(['auto', 'none', 'gaussian', 'exponential', 'ramp', 'flat']).default('auto'),
-        window_size: z.int().min(1).max(15).default(15),
-        sigma: z.number().gt(0).default(7),
-        ramp_days: z.int().min(1).max(35).default(14),
-      }),
-    }),
-    z.strictObject({
-      type: z.literal('events'),
-      config: z.strictObject({ country: z.union([CountryCode, z.literal('Global')]) }),
-    }),
-    z.strictObject({
-      type: z.literal('float'),
-      config: z.strictObject({ data_source: z.string().min(1), column: z.string().min(1).max(100) }),
-    }),
-    z.strictObject({
-      type: z.literal('forex'),
-      config: z.strictObject({ base: z.string().length(3).default('EUR'), target: z.string().length(3) }),
-    }),
-    z.strictObject({
-      type: z.literal('temporal_features'),
-      config: z.strictObject({
-        components: z.array(z.enum(COMPONENT_NAMES)).nullable().default(null),
-        seasonal_features: z
-          .strictObject({
-            month_of_year: z.number().positive(),
-            day_of_month: z.number().positive(),
-            day_of_week: z.number().positive(),
-            day_of_year: z.number().positive(),
-            week_of_year: z.number().positive(),
-            hour_of_day: z.number().positive(),
-            hour_of_week: z.number().positive(),
-            minute_of_hour: z.number().positive(),
-            minute_of_day: z.number().positive(),
-            second_of_minute: z.number().positive(),
-          })
-          .partial()
-          .nullable()
-          .default(null),
-      }),
-    }),
-  ])
-  .meta({ id: 'Covariate' });
-
 const SeasonLength = z.int().min(1).nullable();
 
 export const ModelConfig = z
@@ -142,7 +91,6 @@ export const ForecastRequest = z
 
 export type ForecastRequest = z.output<typeof ForecastRequest>;
 export type InputSerie = z.output<typeof InputSerie>;
-export type Covariate = z.output<typeof Covariate>;
 
 /** Rules between fields that a single field's schema cannot see (section 2.2). */
 function checkLengths(req: z.output<z.ZodObject<any>>, ctx: z.RefinementCtx): void {

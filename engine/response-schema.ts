@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** The forecast response of the reference (2.5), for the OpenAPI document and response tests. */
+/** The forecast response of the reference (2.5): the OpenAPI document and the engine's types come from here. */
 export const MetricsSchema = z
   .object({
     mae: z.number().nullable(),
@@ -28,3 +28,7 @@ export const ForecastResponseSchema = z
     error: z.object({ code: z.string(), message: z.string() }).optional(),
   })
   .meta({ id: 'ForecastResponse' });
+
+export type Metrics = z.output<typeof MetricsSchema>;
+export type Prediction = z.output<typeof PredictionSchema>;
+export type ForecastResponse = z.output<typeof ForecastResponseSchema>;

@@ -1,5 +1,5 @@
 import { inspectModel, type FoundationName } from './foundation/store.ts';
-import type { CovariateKind, GlobalModel, LocalModel, ModelCapabilities } from './types.ts';
+import type { CovariateKind, GlobalModel, LocalModel, ModelCapabilities, ModelSettings } from './types.ts';
 
 /**
  * Every model name the API reference knows (section 1, the model_config table of 2.4 and the
@@ -14,14 +14,14 @@ export interface ModelEntry {
   /** Loads a model fitted on each series alone. */
   readonly loadLocal?: () => Promise<LocalModel>;
   /** Loads a model that sees the whole request at once (global and foundation models). */
-  readonly loadGlobal?: () => Promise<GlobalModel>;
+  readonly loadGlobal?: (settings: ModelSettings) => Promise<GlobalModel>;
   /** Why the model cannot run here, for models with neither loader. */
   readonly unavailableReason?: string;
   /**
    * For models that run exported weights: null when they are installed and intact, else what is
    * missing or wrong and where it goes (models/foundation/store.ts).
    */
-  readonly installed?: () => string | null;
+  readonly installed?: (settings: ModelSettings) => string | null;
 }
 
 const NONE: readonly CovariateKind[] = [];
@@ -41,8 +41,10 @@ const NO_ADAPTER =
   'this server has no adapter for this foundation model yet, so installing its weights would not help (the README\'s "Foundation models" section gives the input/output contract an adapter expects)';
 
 /** A foundation model with an adapter (models/foundation/): runnable once its export is installed. */
-const installedFoundation = (name: FoundationName) => (): string | null => {
-  const found = inspectModel(name);
+const installedFoundation =
+  (name: FoundationName) =>
+  (settings: ModelSettings): string | null => {
+    const found = inspectModel(name, settings.modelsDir);
   return found.ok ? null : found.reason;
 };
 
@@ -64,7 +66,7 @@ const ENTRIES: ModelEntry[] = [
     // such); it has no static input, and a constant row carries no value through its scaling.
     name: 'chronos-2',
     capabilities: foundation(['historical', 'future', 'generated'], 'cross-learning'),
-    loadGlobal: async () => (await import('./foundation/chronos2.ts')).chronos2Model(),
+    loadGlobal: async (settings) => (await import('./foundation/chronos2.ts')).chronos2Model(settings),
     installed: installedFoundation('chronos-2'),
   },
   {
@@ -74,7 +76,7 @@ const ENTRIES: ModelEntry[] = [
     // regression, like TimesFM's own, could one-hot encode them.
     name: 'timesfm-2p5',
     capabilities: foundation(['future', 'generated'], 'covariates'),
-    loadGlobal: async () => (await import('./foundation/timesfm2p5.ts')).timesfm25Model(),
+    loadGlobal: async (settings) => (await import('./foundation/timesfm2p5.ts')).timesfm25Model(settings),
     installed: installedFoundation('timesfm-2p5'),
   },
   ...['moirai-2', 'moirai-moe'].map((name) => ({ name, capabilities: foundation([...FULL_EXOGENOUS, 'generated']), unavailableReason: NO_ADAPTER })),
@@ -84,7 +86,7 @@ const ENTRIES: ModelEntry[] = [
     // timesfm-2p5 (the reference's table: future covariates only).
     name: 'timesfm-2',
     capabilities: foundation(['future', 'generated'], 'covariates'),
-    loadGlobal: async () => (await import('./foundation/timesfm2.ts')).timesfm2Model(),
+    loadGlobal: async (settings) => (await import('./foundation/timesfm2.ts')).timesfm2Model(settings),
     installed: installedFoundation('timesfm-2'),
   },
   // The reference's covariate table is silent on these: they are taken as univariate.
@@ -110,14 +112,12 @@ export function modelEntry(name: string): ModelEntry | undefined {
 }
 
 /** Why a model cannot run on this server now, or null when it can. */
-export function whyUnavailable(e: ModelEntry): string | null {
+export function whyUnavailable(e: ModelEntry, settings: ModelSettings): string | null {
   if (!(e.loadLocal ?? e.loadGlobal)) return e.unavailableReason ?? 'it is not implemented on this server';
-  return e.installed?.() ?? null;
+  return e.installed?.(settings) ?? null;
 }
 
-export const isRunnable = (e: ModelEntry): boolean => whyUnavailable(e) === null;
-
 /** Names of the models this server can run now. */
-export function availableModels(): string[] {
-  return ENTRIES.filter(isRunnable).map((e) => e.name);
+export function availableModels(settings: ModelSettings): string[] {
+  return ENTRIES.filter((e) => whyUnavailable(e, settings) === null).map((e) => e.name);
 }

@@ -61,16 +61,16 @@ export interface ForecastTask {
 }
 
 /**
- * A series that informs a global model without being forecast (`only_as_context`), whole: a
- * global model backtesting at a creation date must use only the part up to that date's time.
- */
-/**
  * When a task's forecast is made: the time of its last history step (NaN without times). Models
  * that forecast tasks jointly join only tasks of one creation time, so that in a backtest no
  * forecast learns from another series' values after its own creation date.
  */
 export const creationTime = (task: ForecastTask): number => task.times?.[task.history.length - 1] ?? NaN;
 
+/**
+ * A series that informs a global model without being forecast (`only_as_context`), whole: a
+ * global model backtesting at a creation date must use only the part up to that date's time.
+ */
 export interface ContextSeries {
   readonly seriesIndex: number;
   readonly values: Float64Array;
@@ -91,19 +91,31 @@ export interface LocalModel {
   forecast(task: ForecastTask): ForecastOutput;
 }
 
-/**
- * A model that sees a whole request at once: it learns across series (svc-global) or runs a
- * network on a batch (foundation models). `context` holds the `only_as_context` series.
- */
 /** Request-level settings of a global model (model_config). */
 export interface GlobalBatchOptions {
   /** Chronos-2's `is_global`: the series of a request are forecast jointly (cross-learning). */
   readonly crossLearning?: boolean;
 }
 
+/**
+ * A model that sees a whole request at once: it learns across series (svc-global) or runs a
+ * network on a batch (foundation models). `context` holds the `only_as_context` series.
+ */
 export interface GlobalModel {
   readonly name: string;
   forecastBatch(tasks: readonly ForecastTask[], context: readonly ContextSeries[], options?: GlobalBatchOptions): Promise<ForecastOutput[]>;
+}
+
+/**
+ * What a model needs from the configuration of the process it runs in (worker threads receive
+ * it through workerData): where exported weights are installed, and how many threads an ONNX
+ * Runtime session may use.
+ */
+export interface ModelSettings {
+  /** Exported foundation models, one folder per model name (models/foundation/store.ts). */
+  readonly modelsDir: string;
+  /** Intra-op threads of each ONNX Runtime session. */
+  readonly onnxThreads: number;
 }
 
 /**

@@ -3,7 +3,7 @@ import type { JobActivities } from '../activities/forecast-job.ts';
 
 /**
  * One workflow per forecast job: plan chunks, run them with bounded parallelism, summarise.
- * Only ids and counts pass through here; the data stays in files under DATA_DIR.
+ * Only ids and counts pass through here; the data stays in the job store.
  */
 
 export interface ForecastJobArgs {

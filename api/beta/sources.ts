@@ -1,9 +1,8 @@
-import { RequestError, type FieldError } from '../../engine/errors.ts';
+import { arrowSource } from '../../engine/beta/arrow-source.ts';
 import { locatorSource, type LocatorConfig } from '../../engine/beta/locator.ts';
-import type { BetaQuery, Source } from '../../engine/beta/query-schema.ts';
+import type { BetaQuery, Source } from '../../engine/beta/query-fields.ts';
 import { parquetSource, type BetaSources, type TableSource } from '../../engine/beta/sources.ts';
-import { QUERY_PATH } from '../../engine/beta/validation.ts';
-import { arrowSource } from './arrow-source.ts';
+import { invalidRequest, refuseField, requestField, type FieldError, type FieldPath } from '../../engine/errors.ts';
 import { detectFormat } from './file-format.ts';
 import type { Upload } from './upload.ts';
 
@@ -18,13 +17,13 @@ const INLINE = 'inline://';
 interface Reference {
   source: Source;
   /** Where the source sits in the query, for error paths. */
-  path: string;
+  path: FieldPath;
 }
 
 function references(query: BetaQuery): Reference[] {
   return [
-    { source: query.input.source, path: `${QUERY_PATH}.input.source` },
-    ...(query.covariates ?? []).map((cov, i) => ({ source: cov.schema.source, path: `${QUERY_PATH}.covariates[${i}].schema.source` })),
+    { source: query.input.source, path: ['input', 'source'] },
+    ...(query.covariates ?? []).map((cov, i) => ({ source: cov.schema.source, path: ['covariates', i, 'schema', 'source'] })),
   ];
 }
 
@@ -43,32 +42,29 @@ export async function resolveSources(query: BetaQuery, upload: Upload, locator: 
     if (typeof ref.source === 'string') continue;
     const name = ref.source.uri.slice(INLINE.length);
     read.add(name);
-    if (!upload.parts.has(name)) errors.push({ path: `${ref.path}.uri`, message: missingPart(name, upload) });
+    if (!upload.parts.has(name)) errors.push(requestField([...ref.path, 'uri'], missingPart(name, upload)));
   }
   for (const name of upload.parts.keys()) {
     if (!read.has(name))
       errors.push({
-        path: `body.${name}`,
+        root: 'upload',
+        path: [name],
         message: `part '${name}' was uploaded but the query does not read it; name it in an ${INLINE}${name} URI, or leave it out`,
       });
   }
-  if (errors.length > 0)
-    throw new RequestError(422, 'invalid_request', errors.length === 1 ? errors[0].message : 'the query and the uploaded parts do not match', errors);
+  if (errors.length > 0) throw invalidRequest(errors.length === 1 ? errors[0].message : 'the query and the uploaded parts do not match', errors);
 
   const resolved: TableSource[] = [];
   for (const ref of refs) {
     if (typeof ref.source === 'string') {
-      resolved.push(locatorSource(ref.source, locator, ref.path));
+      resolved.push(locatorSource(ref.source, locator, { root: 'request', path: ref.path }));
       continue;
     }
     const part = upload.parts.get(ref.source.uri.slice(INLINE.length))!;
     const label = `part '${part.name}'`;
-    const where = `body.${part.name}`;
+    const where = { root: 'upload', path: [part.name] } as const;
     const detected = await detectFormat(part.file);
-    if (detected.format === null) {
-      const message = `${label} is neither Parquet nor Arrow IPC: ${detected.reason}`;
-      throw new RequestError(422, 'invalid_request', message, [{ path: where, message }]);
-    }
+    if (detected.format === null) throw refuseField(where, `${label} is neither Parquet nor Arrow IPC: ${detected.reason}`);
     resolved.push(detected.format === 'parquet' ? parquetSource(label, where, [part.file]) : arrowSource(label, where, part.file));
   }
   const [input, ...covariates] = resolved;

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyRequest } from 'fastify';
-import { RequestError } from '../../engine/errors.ts';
+import { HttpError } from '../problem.ts';
 
 /**
  * The multipart body of POST /v1-beta/forecast: the JSON `query` part, and data parts streamed
@@ -37,10 +37,10 @@ const MAX_PARTS = 64;
 export const uploadsDir = (dataDir: string) => path.join(dataDir, 'beta-uploads');
 
 const tooLarge = (maxBytes: number) =>
-  new RequestError(413, 'payload_too_large', `the upload is larger than this server accepts (${maxBytes} bytes, BETA_MAX_UPLOAD_BYTES)`);
-const invalid = (path: string, message: string) => new RequestError(422, 'invalid_request', message, [{ path, message }]);
+  new HttpError(413, 'payload_too_large', `the upload is larger than this server accepts (${maxBytes} bytes, BETA_MAX_UPLOAD_BYTES)`);
+const invalid = (path: string, message: string) => new HttpError(422, 'invalid_request', message, [{ path, message }]);
 const invalidJson = (detail: string) =>
-  new RequestError(400, 'invalid_json', `the query part is not valid JSON: ${detail}`, [{ path: 'body.query', message: 'not valid JSON' }]);
+  new HttpError(400, 'invalid_json', `the query part is not valid JSON: ${detail}`, [{ path: 'body.query', message: 'not valid JSON' }]);
 
 /** Counts the bytes of the whole upload and stops it past the limit. */
 function byteCounter(upload: Upload, maxBytes: number): Transform {
@@ -70,16 +70,16 @@ function fromMultipartError(error: unknown, maxBytes: number): unknown {
     case 'FST_PARTS_LIMIT':
     case 'FST_FILES_LIMIT':
     case 'FST_FIELDS_LIMIT':
-      return new RequestError(413, 'payload_too_large', `too many parts: at most ${MAX_PARTS} are accepted`);
+      return new HttpError(413, 'payload_too_large', `too many parts: at most ${MAX_PARTS} are accepted`);
     case 'FST_REQ_FILE_TOO_LARGE':
       return tooLarge(maxBytes);
     case 'FST_PROTO_VIOLATION':
-      return new RequestError(400, 'bad_request', 'a part name may not be a JavaScript prototype property such as __proto__ or constructor');
+      return new HttpError(400, 'bad_request', 'a part name may not be a JavaScript prototype property such as __proto__ or constructor');
   }
-  if (error instanceof RequestError) return error;
+  if (error instanceof HttpError) return error;
   const message = (error as Error).message ?? String(error);
   if (/multipart|boundary|terminated early|closed before/i.test(message))
-    return new RequestError(400, 'bad_request', `the multipart body is malformed: ${message}`);
+    return new HttpError(400, 'bad_request', `the multipart body is malformed: ${message}`);
   return error;
 }
 
@@ -91,7 +91,7 @@ async function readQueryFile(stream: AsyncIterable<Buffer>): Promise<string> {
   let bytes = 0;
   for await (const chunk of stream) {
     bytes += chunk.length;
-    if (bytes > MAX_QUERY_BYTES) throw new RequestError(413, 'payload_too_large', `the query part is larger than ${MAX_QUERY_BYTES} bytes`);
+    if (bytes > MAX_QUERY_BYTES) throw new HttpError(413, 'payload_too_large', `the query part is larger than ${MAX_QUERY_BYTES} bytes`);
     chunks.push(chunk);
   }
   return Buffer.concat(chunks).toString('utf8');
@@ -110,7 +110,7 @@ export async function receiveUpload(request: FastifyRequest, options: { dir: str
       if (name === 'query') {
         sawQuery = true;
         if (part.type === 'field') {
-          if (part.valueTruncated) throw new RequestError(413, 'payload_too_large', `the query part is larger than ${MAX_QUERY_BYTES} bytes`);
+          if (part.valueTruncated) throw new HttpError(413, 'payload_too_large', `the query part is larger than ${MAX_QUERY_BYTES} bytes`);
           upload.query = typeof part.value === 'string' ? parseQuery(part.value) : part.value;
         } else {
           upload.query = parseQuery(await readQueryFile(part.file));

@@ -1,42 +1,39 @@
 import { randomUUID } from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
 import { ApplicationFailure, WorkflowFailedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { RequestError } from '../../engine/errors.ts';
-import { prepareForecast } from '../../engine/forecast.ts';
+import type { Engine } from '../../engine/engine.ts';
 import { countForecasts } from '../../engine/jobs/chunking.ts';
-import { isJobId, jobDir, jobMetaFile, jobRequestFile, type JobMeta } from '../../engine/jobs/layout.ts';
-import { requestedQuantiles } from '../../engine/plan.ts';
+import { validateForecast } from '../../engine/model-checks.ts';
 import type { ForecastRequest } from '../../engine/request-schema.ts';
+import { quantileLevels } from '../../engine/tasks.ts';
+import type { JobStore } from '../../store/job-store.ts';
+import type { JobMeta } from '../../store/layout.ts';
 import type { JobProgress } from '../../workflows/forecast-job.ts';
+import { HttpError } from '../problem.ts';
 
 export type JobState =
   { status: 'in_progress'; progress: JobProgress | null } | { status: 'completed' } | { status: 'failed'; error: { code: string; message: string } };
 
 export interface JobsConfig {
-  dataDir: string;
   taskQueue: string;
   parallelism: number;
   heartbeatTimeoutMs: number;
 }
 
-function writeJson(file: string, value: unknown): void {
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  const tmp = `${file}.tmp-${process.pid}`;
-  fs.writeFileSync(tmp, JSON.stringify(value));
-  fs.renameSync(tmp, file);
-}
-
-/** Forecast jobs: state lives in Temporal (one workflow per job), data in files under DATA_DIR. */
+/** Forecast jobs: state lives in Temporal (one workflow per job), data in the job store. */
 export class JobService {
   constructor(
     private readonly client: Client,
+    readonly store: JobStore,
+    private readonly engine: Engine,
     private readonly config: JobsConfig,
   ) {}
 
-  /** Validates against the model, stores the input, then starts the job's workflow. */
+  /**
+   * Validates the request against the model (without planning it: the workflow's activities
+   * plan), stores the input, then starts the job's workflow.
+   */
   async submit(request: ForecastRequest, model: string, principal: string): Promise<JobMeta> {
-    prepareForecast(request, model);
+    validateForecast(this.engine.settings, request, model);
     const jobId = randomUUID();
     const meta: JobMeta = {
       job_id: jobId,
@@ -45,10 +42,9 @@ export class JobService {
       created_at: new Date().toISOString(),
       series: request.series.length,
       forecasts: countForecasts(request),
-      quantiles: requestedQuantiles(request),
+      quantiles: [...quantileLevels(request.quantiles)],
     };
-    writeJson(jobRequestFile(this.config.dataDir, jobId), request);
-    writeJson(jobMetaFile(this.config.dataDir, jobId), meta);
+    await this.store.create(meta, request);
     try {
       await this.client.workflow.start('forecastJob', {
         taskQueue: this.config.taskQueue,
@@ -57,18 +53,17 @@ export class JobService {
       });
     } catch (err) {
       // No workflow, no job: leave nothing behind that polling would find.
-      fs.rmSync(jobDir(this.config.dataDir, jobId), { recursive: true, force: true });
+      await this.store.remove(jobId);
       throw err;
     }
     return meta;
   }
 
   /** The job's metadata, if it exists and belongs to the principal (404 and 403 otherwise). */
-  meta(jobId: string, principal: string): JobMeta {
-    const file = jobMetaFile(this.config.dataDir, jobId);
-    if (!isJobId(jobId) || !fs.existsSync(file)) throw new RequestError(404, 'not_found', `no job '${jobId}'`);
-    const meta = JSON.parse(fs.readFileSync(file, 'utf8')) as JobMeta;
-    if (meta.principal !== principal) throw new RequestError(403, 'forbidden', `job '${jobId}' belongs to another principal`);
+  async meta(jobId: string, principal: string): Promise<JobMeta> {
+    const meta = await this.store.meta(jobId);
+    if (!meta) throw new HttpError(404, 'not_found', `no job '${jobId}'`);
+    if (meta.principal !== principal) throw new HttpError(403, 'forbidden', `job '${jobId}' belongs to another principal`);
     return meta;
   }
 
@@ -125,20 +120,9 @@ export class JobService {
   }
 
   /** The principal's jobs, newest first. */
-  list(principal: string, limit: number): JobMeta[] {
-    const root = path.join(this.config.dataDir, 'jobs');
-    if (!fs.existsSync(root)) return [];
-    return fs
-      .readdirSync(root)
-      .filter(isJobId)
-      .map((id) => {
-        try {
-          return JSON.parse(fs.readFileSync(jobMetaFile(this.config.dataDir, id), 'utf8')) as JobMeta;
-        } catch {
-          return null;
-        }
-      })
-      .filter((m): m is JobMeta => m !== null && m.principal === principal)
+  async list(principal: string, limit: number): Promise<JobMeta[]> {
+    return (await this.store.list())
+      .filter((m) => m.principal === principal)
       .sort((a, b) => b.created_at.localeCompare(a.created_at))
       .slice(0, limit);
   }

@@ -3,17 +3,17 @@ import os from 'node:os';
 import path from 'node:path';
 import multipart from '@fastify/multipart';
 import type { FastifyInstance } from 'fastify';
-import { z } from 'zod';
 import { openBetaDatabase } from '../../engine/beta/duckdb.ts';
 import type { LocatorConfig } from '../../engine/beta/locator.ts';
+import { BetaQuery } from '../../engine/beta/query-schema.ts';
 import { checkBetaQueryAgainstModel, runBetaForecast } from '../../engine/beta/run.ts';
-import { parseBetaQuery } from '../../engine/beta/validation.ts';
-import { RequestError } from '../../engine/errors.ts';
+import type { Engine } from '../../engine/engine.ts';
 import { requireRunnableModel } from '../../engine/model-checks.ts';
-import { MODEL_NAMES } from '../../models/registry.ts';
 import { resolveSources } from '../beta/sources.ts';
 import { newUploadDir, receiveUpload, removeStaleUploads, removeUpload } from '../beta/upload.ts';
-import { parseOr422 } from '../errors-plugin.ts';
+import { BETA_ROOTS, HttpError } from '../problem.ts';
+import { BetaModelQuery } from '../query-schemas.ts';
+import { parseOr422 } from '../validation.ts';
 
 export interface BetaRouteOptions {
   dataDir: string;
@@ -21,14 +21,8 @@ export interface BetaRouteOptions {
   locator: LocatorConfig;
   duckdbMemoryLimit: string | null;
   duckdbInitSql: string | null;
+  engine: Engine;
 }
-
-/** Query string of 4.6: `model` is required on every beta call (no server default). */
-export const BetaModelQuery = z.strictObject({
-  model: z.enum(MODEL_NAMES).meta({ description: 'Model to run; required on every beta call (reference 4.6).' }),
-  cloud: z.enum(['gcp', 'aws', 'oci']).optional(),
-  region: z.enum(['us', 'eu']).optional(),
-});
 
 const NOT_MULTIPART =
   'send multipart/form-data: a part named "query" (application/json) holding the beta request, and one part per data file (Parquet or Arrow IPC)';
@@ -53,21 +47,21 @@ export async function betaRoutes(app: FastifyInstance, opts: BetaRouteOptions): 
     fs.rmSync(spill, { recursive: true, force: true });
   });
 
-  app.post('/v1-beta/forecast', async (request, reply) => {
+  app.post('/v1-beta/forecast', { config: { fieldRoots: BETA_ROOTS } }, async (request, reply) => {
     const { model } = parseOr422(BetaModelQuery, request.query, 'query');
-    requireRunnableModel(model);
-    if (!request.isMultipart()) throw new RequestError(415, 'unsupported_media_type', NOT_MULTIPART);
+    requireRunnableModel(model, opts.engine.settings.models);
+    if (!request.isMultipart()) throw new HttpError(415, 'unsupported_media_type', NOT_MULTIPART);
     const dir = newUploadDir(opts.dataDir);
     try {
       const started = performance.now();
       const upload = await receiveUpload(request, { dir, maxBytes: opts.maxUploadBytes });
       const uploadMs = performance.now() - started;
       if (upload.query === undefined)
-        throw new RequestError(422, 'invalid_request', `no "query" part: ${NOT_MULTIPART}`, [{ path: 'body.query', message: 'required' }]);
-      const query = parseBetaQuery(upload.query);
-      checkBetaQueryAgainstModel(query, model);
+        throw new HttpError(422, 'invalid_request', `no "query" part: ${NOT_MULTIPART}`, [{ path: 'body.query', message: 'required' }]);
+      const query = parseOr422(BetaQuery, upload.query, 'body.query');
+      checkBetaQueryAgainstModel(query, model, opts.engine.settings.models);
       const sources = await resolveSources(query, upload, opts.locator);
-      const { body, timings } = await runBetaForecast(db, query, model, sources);
+      const { body, timings } = await runBetaForecast(opts.engine, db, query, model, sources);
       // Where the time went, for clients and the benchmark (parsing and schema logic vs model).
       reply.header(
         'server-timing',

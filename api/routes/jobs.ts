@@ -1,14 +1,13 @@
-import fs from 'node:fs';
 import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { RequestError } from '../../engine/errors.ts';
 import { ForecastRequest } from '../../engine/request-schema.ts';
 import { PredictionSchema } from '../../engine/response-schema.ts';
-import { parseOr422 } from '../errors-plugin.ts';
+import { completedJobBody } from '../jobs/completed-body.ts';
 import type { JobService } from '../jobs/job-service.ts';
-import { completedJobBody, exportParquet } from '../jobs/results-reader.ts';
+import { HttpError } from '../problem.ts';
 import { ModelQuery } from '../query-schemas.ts';
+import { parseOr422 } from '../validation.ts';
 
 /** Both the reference's current prefix and the earlier variant's (reference 9.3). */
 export const JOB_PREFIXES = ['/forecast-jobs', '/backtest-jobs'] as const;
@@ -52,7 +51,7 @@ export const JobSubmitted = z
  * Jobs (reference 4.2, 4.3), plus what a data engineer expects beyond it: cancel, list, and
  * results as Parquet.
  */
-export async function jobRoutes(app: FastifyInstance, opts: { defaultModel: string; dataDir: string; jobs: JobService }): Promise<void> {
+export async function jobRoutes(app: FastifyInstance, opts: { defaultModel: string; jobs: JobService }): Promise<void> {
   const { jobs } = opts;
   const querySchema = ModelQuery(opts.defaultModel);
 
@@ -66,7 +65,7 @@ export async function jobRoutes(app: FastifyInstance, opts: { defaultModel: stri
 
     app.get(prefix, async (request) => {
       const { limit } = parseOr422(JobListQuery, request.query, 'query');
-      const metas = jobs.list(request.principal, limit);
+      const metas = await jobs.list(request.principal, limit);
       const states = await Promise.all(metas.map((m) => jobs.state(m.job_id)));
       return {
         jobs: metas.map((m, i) => ({ job_id: m.job_id, model: m.model, created_at: m.created_at, series: m.series, forecasts: m.forecasts, ...states[i] })),
@@ -76,20 +75,20 @@ export async function jobRoutes(app: FastifyInstance, opts: { defaultModel: stri
     app.get(`${prefix}/:job_id`, async (request, reply) => {
       const { job_id } = parseOr422(JobIdParams, request.params, 'path');
       const page = parseOr422(JobPageQuery, request.query, 'query');
-      const meta = jobs.meta(job_id, request.principal);
+      const meta = await jobs.meta(job_id, request.principal);
       const state = await jobs.state(job_id);
       if (state.status !== 'completed') return { job_id, ...state, series: null };
       return reply
         .type('application/json; charset=utf-8')
-        .send(Readable.from(completedJobBody(opts.dataDir, meta, { offset: page.offset, limit: page.limit ?? null })));
+        .send(Readable.from(completedJobBody(jobs.store, meta, { offset: page.offset, limit: page.limit ?? null })));
     });
 
     app.post(`${prefix}/:job_id/cancel`, async (request) => {
       const { job_id } = parseOr422(JobIdParams, request.params, 'path');
-      jobs.meta(job_id, request.principal);
+      await jobs.meta(job_id, request.principal);
       const before = await jobs.state(job_id);
       if (before.status !== 'in_progress')
-        throw new RequestError(409, 'job_finished', `job '${job_id}' has already finished (${before.status}); there is nothing to cancel`);
+        throw new HttpError(409, 'job_finished', `job '${job_id}' has already finished (${before.status}); there is nothing to cancel`);
       await jobs.cancel(job_id);
       return { job_id, status: 'cancelling' };
     });
@@ -97,16 +96,13 @@ export async function jobRoutes(app: FastifyInstance, opts: { defaultModel: stri
     for (const table of ['predictions', 'metrics'] as const) {
       app.get(`${prefix}/:job_id/${table}.parquet`, async (request, reply) => {
         const { job_id } = parseOr422(JobIdParams, request.params, 'path');
-        jobs.meta(job_id, request.principal);
+        await jobs.meta(job_id, request.principal);
         const state = await jobs.state(job_id);
         if (state.status !== 'completed')
-          throw new RequestError(409, 'job_not_completed', `job '${job_id}' is ${state.status}; its results can be downloaded once it has completed`);
-        const file = await exportParquet(opts.dataDir, job_id, table);
-        if (!file) throw new RequestError(404, 'not_found', `job '${job_id}' has no ${table}`);
-        return reply
-          .type('application/vnd.apache.parquet')
-          .header('content-disposition', `attachment; filename="${job_id}-${table}.parquet"`)
-          .send(fs.createReadStream(file));
+          throw new HttpError(409, 'job_not_completed', `job '${job_id}' is ${state.status}; its results can be downloaded once it has completed`);
+        const file = await jobs.store.export(job_id, table);
+        if (!file) throw new HttpError(404, 'not_found', `job '${job_id}' has no ${table}`);
+        return reply.type('application/vnd.apache.parquet').header('content-disposition', `attachment; filename="${job_id}-${table}.parquet"`).send(file);
       });
     }
   }

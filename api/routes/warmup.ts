@@ -1,8 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import type { Engine } from '../../engine/engine.ts';
 import { warmUpModel } from '../../engine/warmup.ts';
-import { parseOr422 } from '../errors-plugin.ts';
 import { ModelQuery } from '../query-schemas.ts';
+import { parseOr422 } from '../validation.ts';
 
 export const WarmupResponse = z
   .object({
@@ -15,11 +16,11 @@ export const WarmupResponse = z
   .meta({ id: 'WarmupResponse' });
 
 /** GET /warmup (reference 4.4): loads the model ahead of traffic and says how long it took. */
-export async function warmupRoutes(app: FastifyInstance, opts: { defaultModel: string }): Promise<void> {
+export async function warmupRoutes(app: FastifyInstance, opts: { defaultModel: string; engine: Engine }): Promise<void> {
   const querySchema = ModelQuery(opts.defaultModel);
   app.get('/warmup', async (request): Promise<z.output<typeof WarmupResponse>> => {
     const query = parseOr422(querySchema, request.query, 'query');
-    const { model, loadTimeMs } = await warmUpModel(query.model);
+    const { model, loadTimeMs } = await warmUpModel(opts.engine, query.model);
     return { model, status: 'ready', load_time_ms: Math.round(loadTimeMs * 1000) / 1000, cloud: query.cloud ?? null, region: query.region ?? null };
   });
 }

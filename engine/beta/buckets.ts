@@ -1,10 +1,10 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { valueExpression } from './columns.ts';
 import type { Duration } from './duration.ts';
-import { sqlIdent } from './duckdb.ts';
+import { sqlIdent } from '../sql.ts';
 import { stepIndexSql, stepTime, type TargetSpec } from './grid-sql.ts';
 import type { Level } from './hierarchy.ts';
-import type { Aggregate } from './query-schema.ts';
+import type { Aggregate } from './query-fields.ts';
 
 /**
  * Rows onto the frequency grid: each row is numbered by its series (a join with the small

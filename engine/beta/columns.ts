@@ -1,7 +1,8 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { RequestError, type FieldError } from '../errors.ts';
-import { isNumericType, isTemporalType, sqlIdent } from './duckdb.ts';
-import type { Columns } from './query-schema.ts';
+import { invalidRequest, refuseField, requestField, type FieldError, type FieldPath } from '../errors.ts';
+import { sqlIdent } from '../sql.ts';
+import { isNumericType, isTemporalType } from './duckdb.ts';
+import type { Columns } from './query-fields.ts';
 import type { ColumnInfo, TableSource } from './sources.ts';
 
 /**
@@ -9,24 +10,28 @@ import type { ColumnInfo, TableSource } from './sources.ts';
  * or a historical covariate is numeric, a time is a timestamp, a date or ISO 8601 text.
  * Identifiers may be of any type; they are compared and returned as text.
  */
-export function checkSourceColumns(info: ColumnInfo[], columns: Columns, source: TableSource, rolesPath: string): Map<string, string> {
+export function checkSourceColumns(info: ColumnInfo[], columns: Columns, source: TableSource, rolesPath: FieldPath): Map<string, string> {
   const types = new Map(info.map((c) => [c.name, c.type]));
   const errors: FieldError[] = [];
   for (const [name, role] of Object.entries(columns)) {
-    const path = `${rolesPath}.${name}`;
+    const path = [...rolesPath, name];
     const type = types.get(name);
     if (type === undefined) {
-      errors.push({ path, message: `${source.label} has no column '${name}'; its columns are ${info.map((c) => c.name).join(', ') || 'none'}` });
+      errors.push({
+        root: 'request',
+        path,
+        message: `${source.label} has no column '${name}'; its columns are ${info.map((c) => c.name).join(', ') || 'none'}`,
+      });
     } else if (typeof role === 'object' && role.kind === 'time') {
       if (!isTemporalType(type) && type !== 'VARCHAR')
-        errors.push({ path, message: `column '${name}' is ${type}; a time column holds timestamps, dates or ISO 8601 text` });
+        errors.push({ root: 'request', path, message: `column '${name}' is ${type}; a time column holds timestamps, dates or ISO 8601 text` });
     } else if (role !== 'identifier' && !isNumericType(type)) {
       const what =
         role === 'historical' ? 'a historical covariate must be numeric here (no model on this server takes text covariates)' : 'a target must be numeric';
-      errors.push({ path, message: `column '${name}' is ${type}; ${what}` });
+      errors.push({ root: 'request', path, message: `column '${name}' is ${type}; ${what}` });
     }
   }
-  if (errors.length > 0) throw new RequestError(422, 'invalid_request', `${source.label} does not have the columns the query describes`, errors);
+  if (errors.length > 0) throw invalidRequest(`${source.label} does not have the columns the query describes`, errors);
   return types;
 }
 
@@ -46,7 +51,7 @@ export function valueExpression(column: string): string {
  * Rows whose time cannot be placed on the grid are refused, never dropped: a missing time, or
  * text that is not a date (with an example of it). Returns the number of rows.
  */
-export async function checkTimes(c: DuckDBConnection, relation: string, column: string, type: string, source: TableSource, path: string): Promise<number> {
+export async function checkTimes(c: DuckDBConnection, relation: string, column: string, type: string, source: TableSource, path: FieldPath): Promise<number> {
   const col = sqlIdent(column);
   const result = await c.runAndReadAll(
     `SELECT count(*) FILTER (WHERE ${col} IS NULL) AS missing,
@@ -57,7 +62,7 @@ export async function checkTimes(c: DuckDBConnection, relation: string, column: 
   );
   const [row] = result.getRowObjectsJS() as { missing: bigint; unreadable: bigint; example: string | null; total: bigint }[];
   const fail = (message: string) => {
-    throw new RequestError(422, 'invalid_request', message, [{ path, message }]);
+    throw refuseField({ root: 'request', path }, message);
   };
   if (row.total === 0n) fail(`${source.label} has no rows`);
   if (row.missing > 0n) fail(`${row.missing} row(s) of ${source.label} have no value in the time column '${column}'`);
@@ -67,13 +72,13 @@ export async function checkTimes(c: DuckDBConnection, relation: string, column: 
 }
 
 /** Rows without a value in an identifier column would form an unnamed series: refused. */
-export async function checkIdentifiers(c: DuckDBConnection, relation: string, identifiers: string[], source: TableSource, rolesPath: string): Promise<void> {
+export async function checkIdentifiers(c: DuckDBConnection, relation: string, identifiers: string[], source: TableSource, rolesPath: FieldPath): Promise<void> {
   if (identifiers.length === 0) return;
   const counts = identifiers.map((id, i) => `count(*) FILTER (WHERE ${sqlIdent(id)} IS NULL) AS n${i}`).join(', ');
   const [row] = (await c.runAndReadAll(`SELECT ${counts} FROM ${sqlIdent(relation)}`)).getRowsJS() as bigint[][];
   const errors: FieldError[] = [];
   identifiers.forEach((id, i) => {
-    if (row[i] > 0n) errors.push({ path: `${rolesPath}.${id}`, message: `${row[i]} row(s) of ${source.label} have no value in the identifier column '${id}'` });
+    if (row[i] > 0n) errors.push(requestField([...rolesPath, id], `${row[i]} row(s) of ${source.label} have no value in the identifier column '${id}'`));
   });
-  if (errors.length > 0) throw new RequestError(422, 'invalid_request', `${source.label} has rows without an identifier`, errors);
+  if (errors.length > 0) throw invalidRequest(`${source.label} has rows without an identifier`, errors);
 }

@@ -1,12 +1,10 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { checkIdentifiers, checkSourceColumns, checkTimes, timeExpression, valueExpression } from './columns.ts';
 import { duration, type Duration } from './duration.ts';
-import { sqlIdent } from './duckdb.ts';
+import { sqlIdent } from '../sql.ts';
 import { bucketExpression, stepTimeSql } from './grid-sql.ts';
-import type { BetaCovariate } from './query-schema.ts';
-import { summariseRoles } from './query-rules.ts';
+import { summariseRoles, type BetaCovariate } from './query-fields.ts';
 import type { TableSource } from './sources.ts';
-import { QUERY_PATH } from './validation.ts';
 
 /**
  * Covariate sources with their own schema (version 0.3), joined to the base series `on` pairs of
@@ -43,7 +41,7 @@ export async function joinCovariates(
   const joins: string[] = [];
   for (const [i, cov] of covariates.entries()) {
     const source = sources[i];
-    const rolesPath = `${QUERY_PATH}.covariates[${i}].schema.columns`;
+    const rolesPath = ['covariates', i, 'schema', 'columns'];
     const types = checkSourceColumns(await source.describe(c), cov.schema.columns, source, rolesPath);
     const roles = summariseRoles(cov.schema.columns);
     const relation = `beta_cov${i}_src`;
@@ -52,7 +50,7 @@ export async function joinCovariates(
 
     const time = roles.time[0];
     const grid = time ? [base.freq, duration(time[1].frequency)].sort((a, b) => approxMs(b) - approxMs(a))[0] : null;
-    if (time) await checkTimes(c, relation, time[0], types.get(time[0])!, source, `${rolesPath}.${time[0]}`);
+    if (time) await checkTimes(c, relation, time[0], types.get(time[0])!, source, [...rolesPath, time[0]]);
     const attachedIds = joinColumns.filter((name) => name !== time?.[0]);
     await checkIdentifiers(c, relation, attachedIds, source, rolesPath);
 

@@ -1,8 +1,7 @@
-import { RequestError } from '../errors.ts';
+import { refuseField } from '../errors.ts';
 import { parseTimestamp } from '../time-index.ts';
 import { addDuration, duration, floorToGrid, isoTimestamp, type Duration } from './duration.ts';
-import type { CutoffEntry } from './query-schema.ts';
-import { QUERY_PATH } from './validation.ts';
+import type { CutoffEntry } from './query-fields.ts';
 
 /**
  * Forecast origins. A cutoff is the last step a forecast sees: it forecasts the steps after it,
@@ -41,14 +40,14 @@ export function resolveCutoffs(entries: CutoffEntry[] | undefined, freq: Duratio
       if (cutoff < start) break;
       if (k >= MAX_CUTOFFS) {
         const message = `every ${entry.every} from ${isoTimestamp(start)} to ${isoTimestamp(end)} makes more than ${MAX_CUTOFFS} cutoffs; use a longer step or a later start`;
-        throw new RequestError(422, 'invalid_request', message, [{ path: `${QUERY_PATH}.cutoff[${i}]`, message }]);
+        throw refuseField({ root: 'request', path: ['cutoff', i] }, message);
       }
       out.add(cutoff);
     }
   });
   if (out.size === 0) {
     const message = `the cutoffs fall outside the data (${isoTimestamp(span.first)} to ${isoTimestamp(span.last)})`;
-    throw new RequestError(422, 'invalid_request', message, [{ path: `${QUERY_PATH}.cutoff`, message }]);
+    throw refuseField({ root: 'request', path: ['cutoff'] }, message);
   }
   return [...out].sort((a, b) => a - b);
 }

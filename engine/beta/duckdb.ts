@@ -1,6 +1,7 @@
 import fs from 'node:fs';
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { RequestError } from '../errors.ts';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { EngineError } from '../errors.ts';
+import { withConnection } from '../sql.ts';
 
 /**
  * The DuckDB database the beta schema logic runs in: in memory, spilling to `tempDirectory`
@@ -38,37 +39,18 @@ export async function openBetaDatabase(options: BetaDatabaseOptions): Promise<Du
   return db;
 }
 
-export async function withConnection<T>(db: DuckDBInstance, work: (c: DuckDBConnection) => Promise<T>): Promise<T> {
-  const connection = await db.connect();
-  try {
-    return await work(connection);
-  } finally {
-    connection.closeSync();
-  }
-}
-
 /**
  * DuckDB's refusal when a statement needs more memory than its limit even with spilling: the
  * upload is too large for this server's setting, not a fault of the service.
  */
-export function asMemoryRefusal(error: unknown): RequestError | null {
+export function asMemoryRefusal(error: unknown): EngineError | null {
   const message = error instanceof Error ? error.message : String(error);
   if (!/^Out of Memory Error/i.test(message)) return null;
-  return new RequestError(
-    503,
+  return new EngineError(
     'insufficient_memory',
     `the upload needs more working memory than DuckDB may use on this server (${message.split('\n')[0]}); send less data per request, or raise BETA_DUCKDB_MEMORY_LIMIT`,
   );
 }
-
-/** A column or table name as a quoted SQL identifier. */
-export const sqlIdent = (name: string): string => `"${name.replaceAll('"', '""')}"`;
-
-/** A string as a SQL literal. */
-export const sqlString = (text: string): string => `'${text.replaceAll("'", "''")}'`;
-
-/** A finite number as a SQL DOUBLE literal. */
-export const sqlNumber = (x: number): string => `CAST(${JSON.stringify(x)} AS DOUBLE)`;
 
 const NUMERIC = /^(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT|FLOAT|DOUBLE|DECIMAL\(\d+,\s*\d+\))$/;
 const TEMPORAL = /^(TIMESTAMP|TIMESTAMP_S|TIMESTAMP_MS|TIMESTAMP_NS|TIMESTAMP WITH TIME ZONE|DATE)$/;

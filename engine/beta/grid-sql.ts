@@ -1,8 +1,8 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { RequestError } from '../errors.ts';
+import { refuseField, type FieldPath } from '../errors.ts';
 import { FIXED_ORIGIN_MS, isoTimestamp, sqlGridOrigin, sqlInterval, type Duration } from './duration.ts';
-import { sqlNumber } from './duckdb.ts';
-import type { Impute } from './query-schema.ts';
+import { sqlNumber } from '../sql.ts';
+import type { Impute } from './query-fields.ts';
 
 /**
  * Series on the frequency grid, in SQL. A step is a whole number `k`: the k-th bucket of the grid
@@ -108,7 +108,7 @@ export async function checkNoGaps(
   freq: Duration,
   targets: TargetSpec[],
   describeSeries: (sid: number) => string,
-  pathOf: (target: TargetSpec) => string,
+  pathOf: (target: TargetSpec) => FieldPath,
 ): Promise<void> {
   for (const target of targets) {
     const y = target.column;
@@ -128,6 +128,6 @@ export async function checkNoGaps(
       target.impute === undefined
         ? `target '${target.name}' has gaps on the frequency grid and no impute rule: ${listed.join('; ')}${more}. Add "impute" to its role ({"const": 0}, "zero", "forward_fill" or "linear")`
         : `target '${target.name}' has series with no value to impute from: ${listed.join('; ')}${more}`;
-    throw new RequestError(422, 'invalid_request', message, [{ path: pathOf(target), message }]);
+    throw refuseField({ root: 'request', path: pathOf(target) }, message);
   }
 }

@@ -1,6 +1,5 @@
-import { RequestError } from '../errors.ts';
-import type { BetaQuery } from './query-schema.ts';
-import { QUERY_PATH } from './validation.ts';
+import { refuseField } from '../errors.ts';
+import type { BetaQuery } from './query-fields.ts';
 
 /**
  * Roll-up levels. Each `hierarchies` key is a dimension: the key identifier and every identifier
@@ -63,7 +62,7 @@ export function selectLevels(levels: Level[], selector: BetaQuery['selector']): 
   const picked = levels.filter((level) => entries.every(([name, choice]) => (choice === null ? !level.kept.includes(name) : level.kept.includes(name))));
   if (picked.length === 0) {
     const message = `the selector picks none of the levels: ${levels.map(describe).join(', ')}`;
-    throw new RequestError(422, 'invalid_request', message, [{ path: `${QUERY_PATH}.selector`, message }]);
+    throw refuseField({ root: 'request', path: ['selector'] }, message);
   }
   return { levels: picked, values };
 }

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { RequestError } from '../errors.ts';
+import { EngineError, refuseField, type FieldRef } from '../errors.ts';
 import { parquetSource, type ColumnInfo, type TableSource } from './sources.ts';
 
 /**
@@ -22,15 +22,13 @@ export interface LocatorConfig {
 /** Most files one locator may expand to. */
 export const MAX_LOCATOR_FILES = 10_000;
 
-const refuse = (where: string, message: string) => new RequestError(422, 'invalid_request', message, [{ path: where, message }]);
-
-export function locatorSource(locator: string, config: LocatorConfig, where: string): TableSource {
+export function locatorSource(locator: string, config: LocatorConfig, where: FieldRef): TableSource {
   const label = `locator '${locator}'`;
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(locator)?.[1]?.toLowerCase();
-  if (scheme === 'inline') throw refuse(where, `inline:// names an uploaded part: write it as {"uri": "${locator}"}`);
+  if (scheme === 'inline') throw refuseField(where, `inline:// names an uploaded part: write it as {"uri": "${locator}"}`);
   if (scheme !== undefined && scheme !== 'file') {
     if (!config.objectStores.includes(scheme)) {
-      throw refuse(
+      throw refuseField(
         where,
         `${scheme}:// locators are not enabled on this server${config.objectStores.length ? ` (enabled: ${config.objectStores.join(', ')})` : ''}; upload the data as a part instead`,
       );
@@ -38,28 +36,29 @@ export function locatorSource(locator: string, config: LocatorConfig, where: str
     return objectStoreSource(locator, label, where);
   }
   if (config.dataRoot === null)
-    throw refuse(where, 'locators of local files are not enabled on this server (BETA_DATA_ROOT is not set); upload the data as a part instead');
+    throw refuseField(where, 'locators of local files are not enabled on this server (BETA_DATA_ROOT is not set); upload the data as a part instead');
   const relative = scheme === 'file' ? locator.slice('file://'.length) : locator;
-  if (relative.includes('\0') || relative.split(/[\\/]/).includes('..')) throw refuse(where, `${label}: '..' is not allowed in a locator`);
+  if (relative.includes('\0') || relative.split(/[\\/]/).includes('..')) throw refuseField(where, `${label}: '..' is not allowed in a locator`);
   const root = fs.realpathSync(config.dataRoot);
   const pattern = path.resolve(root, relative);
-  if (!isInside(root, pattern)) throw refuse(where, `${label} is outside the data root; locators are paths relative to it`);
+  if (!isInside(root, pattern)) throw refuseField(where, `${label} is outside the data root; locators are paths relative to it`);
 
   let files: string[] | undefined;
   const expand = async (c: DuckDBConnection): Promise<string[]> => {
     if (files) return files;
     const found = (await c.runAndReadAll('SELECT file FROM glob($1) ORDER BY file', [pattern])).getRowsJS().map(([f]) => String(f));
-    if (found.length === 0) throw refuse(where, `${label} matches no file under the data root`);
-    if (found.length > MAX_LOCATOR_FILES) throw refuse(where, `${label} matches ${found.length} files; at most ${MAX_LOCATOR_FILES} are read`);
+    if (found.length === 0) throw refuseField(where, `${label} matches no file under the data root`);
+    if (found.length > MAX_LOCATOR_FILES) throw refuseField(where, `${label} matches ${found.length} files; at most ${MAX_LOCATOR_FILES} are read`);
     for (const file of found) {
       let real: string;
       try {
         real = fs.realpathSync(file);
       } catch {
-        throw refuse(where, `${label}: ${path.relative(root, file)} cannot be read`);
+        throw refuseField(where, `${label}: ${path.relative(root, file)} cannot be read`);
       }
-      if (!isInside(root, real)) throw refuse(where, `${label}: ${path.relative(root, file)} leads outside the data root (a symbolic link); it is not read`);
-      if (!fs.statSync(real).isFile()) throw refuse(where, `${label}: ${path.relative(root, file)} is not a file`);
+      if (!isInside(root, real))
+        throw refuseField(where, `${label}: ${path.relative(root, file)} leads outside the data root (a symbolic link); it is not read`);
+      if (!fs.statSync(real).isFile()) throw refuseField(where, `${label}: ${path.relative(root, file)} is not a file`);
     }
     return (files = found);
   };
@@ -71,13 +70,12 @@ function isInside(root: string, candidate: string): boolean {
   return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
 }
 
-function objectStoreSource(url: string, label: string, where: string): TableSource {
+function objectStoreSource(url: string, label: string, where: FieldRef): TableSource {
   return deferred(label, where, async (c) => {
     try {
       await c.run('LOAD httpfs');
     } catch (error) {
-      throw new RequestError(
-        503,
+      throw new EngineError(
         'object_store_unavailable',
         `object-store locators are enabled but DuckDB cannot load its httpfs extension here: ${(error as Error).message.split('\n')[0]}`,
       );
@@ -87,11 +85,11 @@ function objectStoreSource(url: string, label: string, where: string): TableSour
 }
 
 /** A Parquet source whose file list is found (and checked) on first use, with the request's connection. */
-function deferred(label: string, where: string, files: (c: DuckDBConnection) => Promise<string[]>): TableSource {
+function deferred(label: string, where: FieldRef, files: (c: DuckDBConnection) => Promise<string[]>): TableSource {
   const source = async (c: DuckDBConnection) => parquetSource(label, where, await files(c));
   return {
     label,
-    path: where,
+    at: where,
     describe: async (c): Promise<ColumnInfo[]> => (await source(c)).describe(c),
     attach: async (c, name, columns) => (await source(c)).attach(c, name, columns),
   };

@@ -1,17 +1,15 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { RequestError } from '../errors.ts';
+import { refuseField } from '../errors.ts';
 import { bucketIntoTable, passesFor, streamCompleteSeries, type BucketSpec, type SeriesArrays } from './buckets.ts';
 import { checkIdentifiers, checkSourceColumns, checkTimes, timeExpression } from './columns.ts';
 import { joinCovariates } from './covariates.ts';
 import type { Duration } from './duration.ts';
-import { sqlIdent, sqlString } from './duckdb.ts';
+import { sqlIdent, sqlString } from '../sql.ts';
 import { checkNoGaps, fillGrid, isComplete, stepTime, type TargetSpec } from './grid-sql.ts';
 import { hierarchyLevels, selectLevels, type Level } from './hierarchy.ts';
-import { inputColumns, type Aggregate, type BetaQuery } from './query-schema.ts';
+import { inputColumns, queryFrequency, summariseRoles, type Aggregate, type BetaQuery } from './query-fields.ts';
 import { rollUp } from './rollup.ts';
-import { queryFrequency, summariseRoles } from './query-rules.ts';
 import type { BetaSources } from './sources.ts';
-import { QUERY_PATH } from './validation.ts';
 
 /**
  * The schema logic, as SQL in DuckDB: rows are bucketed onto the frequency grid (duplicates
@@ -41,7 +39,7 @@ export interface PreparedData {
 
 export async function prepareSeries(c: DuckDBConnection, query: BetaQuery, sources: BetaSources): Promise<PreparedData> {
   const columns = inputColumns(query);
-  const rolesPath = `${QUERY_PATH}.input.${query.input.columns ? 'columns' : 'schema'}`;
+  const rolesPath = ['input', query.input.columns ? 'columns' : 'schema'];
   const roles = summariseRoles(columns);
   const freq = queryFrequency(columns);
   const [timeColumn] = roles.time[0];
@@ -49,7 +47,7 @@ export async function prepareSeries(c: DuckDBConnection, query: BetaQuery, sourc
 
   const types = checkSourceColumns(await source.describe(c), columns, source, rolesPath);
   await source.attach(c, 'beta_input', Object.keys(columns));
-  const rowCount = await checkTimes(c, 'beta_input', timeColumn, types.get(timeColumn)!, source, `${rolesPath}.${timeColumn}`);
+  const rowCount = await checkTimes(c, 'beta_input', timeColumn, types.get(timeColumn)!, source, [...rolesPath, timeColumn]);
   await checkIdentifiers(c, 'beta_input', roles.identifiers, source, rolesPath);
 
   const ids = roles.identifiers.map((name, i) => ({ name, column: `i${i}` }));
@@ -76,7 +74,7 @@ export async function prepareSeries(c: DuckDBConnection, query: BetaQuery, sourc
   const dictionary = await readDictionary(c, 'beta_ids', idList);
   if (dictionary.size === 0) {
     const message = `no rows of ${source.label} match the selector's values`;
-    throw new RequestError(422, 'invalid_request', message, [{ path: `${QUERY_PATH}.selector`, message }]);
+    throw refuseField({ root: 'request', path: ['selector'] }, message);
   }
 
   const spec: BucketSpec = {
@@ -96,7 +94,7 @@ export async function prepareSeries(c: DuckDBConnection, query: BetaQuery, sourc
 
   const describeSeries = (sid: number) =>
     ids.flatMap((id, i) => (dictionary.get(sid)![i] === null ? [] : [`${id.name}=${dictionary.get(sid)![i]}`])).join(', ') || 'the series';
-  const gapPath = (t: TargetSpec) => `${rolesPath}.${t.name}${t.impute ? '' : '.impute'}`;
+  const gapPath = (t: TargetSpec) => [...rolesPath, t.name, ...(t.impute ? [] : ['impute'])];
   /** Completes a table's series on the grid, unless they are complete already (the common case, and the cheap one). */
   const complete = async (table: string, filled: string, others: string[]): Promise<string> => {
     if (await isComplete(c, table, targets)) return table;

@@ -1,7 +1,7 @@
 import { MAX_HORIZON } from '../request-schema.ts';
 import { parseTimestamp } from '../time-index.ts';
-import { duration, floorToGrid, parseDuration, wholeSteps, type Duration } from './duration.ts';
-import type { BetaQuery, ColumnRole, Columns } from './query-schema.ts';
+import { floorToGrid, parseDuration, wholeSteps, type Duration } from './duration.ts';
+import { summariseRoles, type BetaQuery, type RoleSummary } from './query-fields.ts';
 
 /**
  * Rules between fields of the beta query that no single field's schema can see: the roles form
@@ -12,26 +12,6 @@ import type { BetaQuery, ColumnRole, Columns } from './query-schema.ts';
 export interface QueryIssue {
   path: (string | number)[];
   message: string;
-}
-
-type TimeRole = Extract<ColumnRole, { kind: 'time' }>;
-
-export interface RoleSummary {
-  time: [string, TimeRole][];
-  targets: string[];
-  identifiers: string[];
-  historical: string[];
-}
-
-export function summariseRoles(columns: Columns): RoleSummary {
-  const out: RoleSummary = { time: [], targets: [], identifiers: [], historical: [] };
-  for (const [name, role] of Object.entries(columns)) {
-    if (role === 'identifier') out.identifiers.push(name);
-    else if (role === 'historical') out.historical.push(name);
-    else if (role.kind === 'time') out.time.push([name, role]);
-    else out.targets.push(name);
-  }
-  return out;
 }
 
 /** A duration as a whole number of frequency steps, or the issue saying why not. */
@@ -162,6 +142,3 @@ function checkCovariates(query: BetaQuery, roles: RoleSummary, issues: QueryIssu
     }
   });
 }
-
-/** The frequency of a query that passed validation. */
-export const queryFrequency = (columns: Columns): Duration => duration(summariseRoles(columns).time[0][1].frequency);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Metrics } from '../metrics.ts';
+import type { Metrics } from '../response-schema.ts';
 
 /**
  * The beta response (reference 2.9), column-oriented: every array of `data` has one entry per

@@ -1,7 +1,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { TargetSpec } from './grid-sql.ts';
 import type { Level } from './hierarchy.ts';
-import type { Aggregate } from './query-schema.ts';
+import type { Aggregate } from './query-fields.ts';
 
 /**
  * Hierarchy roll-ups in one GROUPING SETS query over the prepared base series: each selected

@@ -1,21 +1,27 @@
 import type { DuckDBInstance } from '@duckdb/node-api';
 import { MODEL_NAMES, modelEntry, type ModelEntry } from '../../models/registry.ts';
-import type { ForecastTask } from '../../models/types.ts';
-import { ForecastFailedError, RequestError, type FieldError } from '../errors.ts';
-import { computeMetrics, type Metrics } from '../metrics.ts';
+import type { ForecastTask, ModelSettings } from '../../models/types.ts';
+import type { Engine } from '../engine.ts';
+import { invalidRequest, refuseField, requestField, type FieldError } from '../errors.ts';
+import { computeMetrics } from '../metrics.ts';
 import { requireRunnableModel } from '../model-checks.ts';
 import { quantileKey } from '../quantile-key.ts';
-import { DEFAULT_QUANTILES } from '../request-schema.ts';
-import { runLocalTasks } from '../worker-pool.ts';
+import type { Metrics } from '../response-schema.ts';
+import { couplesSeries, quantileLevels, runTasks, seasonLength } from '../tasks.ts';
+import { withConnection } from '../sql.ts';
 import { resolveCutoffs } from './cutoffs.ts';
 import { addDuration, duration, isoDuration, isoTimestamp, seasonLengthFor, stepsBetween, wholeSteps } from './duration.ts';
-import { asMemoryRefusal, withConnection } from './duckdb.ts';
+import { asMemoryRefusal } from './duckdb.ts';
 import { prepareSeries, type PreparedData, type PreparedSeries } from './prepare.ts';
-import { inputColumns, type BetaQuery } from './query-schema.ts';
-import { summariseRoles } from './query-rules.ts';
+import { inputColumns, summariseRoles, type BetaQuery } from './query-fields.ts';
 import { BetaResponseBuilder, type BetaResponse } from './response.ts';
 import type { BetaSources } from './sources.ts';
-import { QUERY_PATH } from './validation.ts';
+
+/**
+ * The beta pipeline: the schema logic prepares the series in DuckDB (prepare.ts), the cutoffs
+ * plan one task per (series, cutoff, target), the forecast core runs them (tasks.ts), and the
+ * answer is assembled column by column.
+ */
 
 export interface BetaTimings {
   /** Reading the sources and the schema logic in DuckDB, up to the series in memory. */
@@ -31,17 +37,17 @@ export interface BetaTimings {
  * cannot use are refused (as in the stable API), never silently dropped. Cheap, so the route
  * checks it before it reads any upload.
  */
-export function checkBetaQueryAgainstModel(query: BetaQuery, modelName: string): ModelEntry {
-  const model = requireRunnableModel(modelName);
+export function checkBetaQueryAgainstModel(query: BetaQuery, modelName: string, settings: ModelSettings): ModelEntry {
+  const model = requireRunnableModel(modelName, settings);
   if (model.capabilities.covariates.includes('historical')) return model;
   const users = MODEL_NAMES.filter((n) => modelEntry(n)?.capabilities.covariates.includes('historical')).join(', ');
   const message = `model '${model.name}' does not use historical covariates; models that do: ${users}`;
   const columnsKey = query.input.columns ? 'columns' : 'schema';
   const errors: FieldError[] = [
-    ...summariseRoles(inputColumns(query)).historical.map((name) => ({ path: `${QUERY_PATH}.input.${columnsKey}.${name}`, message })),
-    ...(query.covariates ?? []).map((_, i) => ({ path: `${QUERY_PATH}.covariates[${i}]`, message })),
+    ...summariseRoles(inputColumns(query)).historical.map((name) => requestField(['input', columnsKey, name], message)),
+    ...(query.covariates ?? []).map((_, i) => requestField(['covariates', i], message)),
   ];
-  if (errors.length > 0) throw new RequestError(422, 'invalid_request', 'the query does not fit the chosen model', errors);
+  if (errors.length > 0) throw invalidRequest('the query does not fit the chosen model', errors);
   return model;
 }
 
@@ -69,12 +75,13 @@ const seriesName = (prepared: PreparedData, s: PreparedSeries) =>
   prepared.identifiers.flatMap((name, i) => (s.ids[i] === null ? [] : [`${name}=${s.ids[i]}`])).join(', ') || 'the series';
 
 export async function runBetaForecast(
+  engine: Engine,
   db: DuckDBInstance,
   query: BetaQuery,
   modelName: string,
   sources: BetaSources,
 ): Promise<{ body: BetaResponse; timings: BetaTimings; series: number }> {
-  const model = checkBetaQueryAgainstModel(query, modelName);
+  const model = checkBetaQueryAgainstModel(query, modelName, engine.settings.models);
   const t0 = performance.now();
   const prepared = await withConnection(db, (c) => prepareSeries(c, query, sources)).catch((error: unknown) => {
     throw asMemoryRefusal(error) ?? error;
@@ -84,8 +91,8 @@ export async function runBetaForecast(
   const { freq } = prepared;
   const horizon = wholeSteps(duration(query.prediction_length), freq)!;
   const context = query.context ? wholeSteps(duration(query.context), freq)! : null;
-  const levels = query.quantiles ?? DEFAULT_QUANTILES;
-  const seasonLength = model.name === 'naive' ? 1 : seasonLengthFor(freq);
+  const levels = quantileLevels(query.quantiles);
+  const season = seasonLength(model.name, null, seasonLengthFor(freq));
   const span = { first: Infinity, last: -Infinity };
   for (const s of prepared.series) {
     span.first = Math.min(span.first, s.start);
@@ -93,19 +100,27 @@ export async function runBetaForecast(
   }
   const planned = plan(prepared, resolveCutoffs(query.cutoff, freq, horizon, span));
   if (planned.length === 0) {
-    const message = `no series has data at any cutoff (the data runs from ${isoTimestamp(span.first)} to ${isoTimestamp(span.last)})`;
-    throw new RequestError(422, 'invalid_request', message, [{ path: `${QUERY_PATH}.cutoff`, message }]);
+    throw refuseField(
+      { root: 'request', path: ['cutoff'] },
+      `no series has data at any cutoff (the data runs from ${isoTimestamp(span.first)} to ${isoTimestamp(span.last)})`,
+    );
   }
   const tasks: ForecastTask[] = planned.flatMap((p) =>
     p.series.targets.map((values) => ({
       history: values.slice(context === null ? 0 : Math.max(0, p.seen - context), p.seen),
       horizon,
       quantiles: levels,
-      seasonLength,
+      seasonLength: season,
     })),
   );
+  const targetCount = prepared.targets.length;
   const t2 = performance.now();
-  const results = await runLocalTasks(model.name, tasks);
+  const batch = { model, tasks, coupled: couplesSeries(model, { crossLearning: false, covariates: false }), lane: 'interactive' as const };
+  const outputs = await runTasks(engine, batch, (i) => {
+    const p = planned[Math.floor(i / targetCount)];
+    const where = `${seriesName(prepared, p.series)} at cutoff ${isoTimestamp(p.cutoff)}, target '${prepared.targets[i % targetCount]}'`;
+    return { forecast: where, subject: where, field: { root: 'request', path: ['input', 'source'] }, fieldMessage: (reason) => `${where}: ${reason}` };
+  });
   const t3 = performance.now();
 
   const keptIdentifiers = prepared.identifiers.filter((name) => prepared.levels.some((l) => l.kept.includes(name)));
@@ -118,17 +133,7 @@ export async function runBetaForecast(
     const known = Math.max(0, Math.min(horizon, p.series.length - p.seen));
     const metrics: Record<string, Metrics> = {};
     prepared.targets.forEach((target, j) => {
-      const result = results[i * prepared.targets.length + j];
-      const where = `${seriesName(prepared, p.series)} at cutoff ${cutoffText}, target '${target}'`;
-      if (!result.ok) {
-        if (result.inputError)
-          throw new RequestError(422, 'invalid_request', `model '${model.name}' cannot forecast ${where}: ${result.message}`, [
-            { path: `${QUERY_PATH}.input.source`, message: `${where}: ${result.message}` },
-          ]);
-        throw new ForecastFailedError(`model '${model.name}' failed on ${where}: ${result.message}`);
-      }
-      if (!result.mean.every(Number.isFinite) || !result.quantiles.every((q) => q.every(Number.isFinite)))
-        throw new ForecastFailedError(`model '${model.name}' produced non-finite values for ${where}`);
+      const result = outputs[i * targetCount + j];
       const values = p.series.targets[j];
       for (let h = 0; h < horizon; h++)
         builder.addPrediction(

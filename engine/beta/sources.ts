@@ -1,6 +1,6 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { RequestError } from '../errors.ts';
-import { sqlIdent, sqlString } from './duckdb.ts';
+import { refuseField, type EngineError, type FieldRef } from '../errors.ts';
+import { sqlIdent, sqlString } from '../sql.ts';
 
 /** A column of a source as DuckDB types it (`DOUBLE`, `VARCHAR`, `TIMESTAMP WITH TIME ZONE`...). */
 export interface ColumnInfo {
@@ -15,8 +15,8 @@ export interface ColumnInfo {
 export interface TableSource {
   /** How messages name it: "part 'sales'", "locator 'sales/*.parquet'". */
   readonly label: string;
-  /** Where errors about it point, e.g. `body.query.input.source`. */
-  readonly path: string;
+  /** Where errors about it point: the query's `input.source`, or an uploaded part. */
+  readonly at: FieldRef;
   describe(c: DuckDBConnection): Promise<ColumnInfo[]>;
   /** Makes the source readable as the TEMP relation `name`; only `columns` are needed. */
   attach(c: DuckDBConnection, name: string, columns: string[]): Promise<void>;
@@ -28,25 +28,24 @@ export interface BetaSources {
   covariates: TableSource[];
 }
 
-export function unreadable(source: Pick<TableSource, 'label' | 'path'>, what: string, error: unknown): RequestError {
+export function unreadable(source: Pick<TableSource, 'label' | 'at'>, what: string, error: unknown): EngineError {
   // DuckDB prefixes its messages with the error class; the caller needs the reason only.
   const reason = (error instanceof Error ? error.message : String(error)).replace(/^[A-Za-z ]+Error: /, '').split('\n')[0];
-  const message = `${source.label} could not be read as ${what}: ${reason}`;
-  return new RequestError(422, 'invalid_request', message, [{ path: source.path, message }]);
+  return refuseField(source.at, `${source.label} could not be read as ${what}: ${reason}`);
 }
 
 /** Parquet files DuckDB reads in place (an uploaded part, local files, an object-store glob). */
-export function parquetSource(label: string, path: string, files: string[]): TableSource {
+export function parquetSource(label: string, at: FieldRef, files: string[]): TableSource {
   const relation = `read_parquet([${files.map(sqlString).join(', ')}], union_by_name = true)`;
   return {
     label,
-    path,
+    at,
     async describe(c) {
       try {
         const result = await c.runAndReadAll(`DESCRIBE SELECT * FROM ${relation}`);
         return result.getRowObjectsJS().map((row) => ({ name: String(row.column_name), type: String(row.column_type) }));
       } catch (error) {
-        throw unreadable({ label, path }, 'Parquet', error);
+        throw unreadable({ label, at }, 'Parquet', error);
       }
     },
     async attach(c, name, columns) {

@@ -1,7 +1,8 @@
 import Holidays, { type HolidaysTypes } from 'date-holidays';
+import { z } from 'zod';
 import type { Freq } from '../frequencies.ts';
 import { isSubDaily } from '../frequencies.ts';
-import type { Covariate } from '../request-schema.ts';
+import { listed, type CovariateKind } from './kind.ts';
 import { DAY_MS, dayOf, dayRange, daysToSteps, type StepPeriods } from './periods.ts';
 
 /**
@@ -27,14 +28,21 @@ import { DAY_MS, dayOf, dayRange, daysToSteps, type StepPeriods } from './period
  * value elsewhere; a weekly, monthly, quarterly or yearly step is the sum over its days.
  */
 
-type HolidaysConfig = Extract<Covariate, { type: 'holidays' }>['config'];
+const HolidaysConfig = z.strictObject({
+  country: z.string().length(2),
+  smoothing_method: z.enum(['auto', 'none', 'gaussian', 'exponential', 'ramp', 'flat']).default('auto'),
+  window_size: z.int().min(1).max(15).default(15),
+  sigma: z.number().gt(0).default(7),
+  ramp_days: z.int().min(1).max(35).default(14),
+});
+type HolidaysConfig = z.output<typeof HolidaysConfig>;
 
 const TYPES: HolidaysTypes.HolidayType[] = ['public', 'bank'];
 
 let countryCodes: Set<string> | undefined;
 
 /** ISO country codes the holiday library knows. */
-export function holidayCountries(): Set<string> {
+function holidayCountries(): Set<string> {
   countryCodes ??= new Set(Object.keys(new Holidays().getCountries()));
   return countryCodes;
 }
@@ -43,7 +51,7 @@ const calendars = new Map<string, Holidays>();
 const intervalsByYear = new Map<string, [number, number][]>();
 
 /** Holiday intervals [start, end) of one year, wall clock as UTC epoch ms. */
-export function holidayIntervals(country: string, year: number): [number, number][] {
+function holidayIntervals(country: string, year: number): [number, number][] {
   const key = `${country}:${year}`;
   let out = intervalsByYear.get(key);
   if (!out) {
@@ -80,7 +88,37 @@ function kernel(config: HolidaysConfig): { before: number; after: number; weight
   }
 }
 
-export function holidaysCovariate(config: HolidaysConfig, periods: StepPeriods, freq: Freq): Float64Array {
+/** The column's name: the country, and the smoothing with its parameters when there is one. */
+function columnName(c: HolidaysConfig): string {
+  const cc = c.country.toUpperCase();
+  switch (c.smoothing_method) {
+    case 'auto':
+    case 'none':
+      return `holidays:${cc}`;
+    case 'gaussian':
+    case 'exponential':
+      return `holidays:${cc}:${c.smoothing_method}:w${c.window_size}:s${c.sigma}`;
+    case 'ramp':
+      return `holidays:${cc}:ramp:${c.ramp_days}`;
+    case 'flat':
+      return `holidays:${cc}:flat:w${c.window_size}`;
+  }
+}
+
+export const holidays: CovariateKind<'holidays', typeof HolidaysConfig> = {
+  type: 'holidays',
+  config: HolidaysConfig,
+  resolve(config, { freq }) {
+    if (!holidayCountries().has(config.country.toUpperCase())) {
+      return {
+        errors: [{ path: ['country'], message: `no holiday calendar for '${config.country}'; countries with one: ${listed([...holidayCountries()].sort())}` }],
+      };
+    }
+    return { columns: [{ name: columnName(config), kind: 'future', build: (periods) => holidaysColumn(config, periods, freq) }] };
+  },
+};
+
+function holidaysColumn(config: HolidaysConfig, periods: StepPeriods, freq: Freq): Float64Array {
   const country = config.country.toUpperCase();
   const k = kernel(config);
   const [lo, hi] = dayRange(periods);

@@ -16,7 +16,7 @@
  * The point forecast is the model's median (the pipeline's `mean`); requested levels come from
  * the model's levels by monotone interpolation (quantiles.ts).
  */
-import type { ContextSeries, CovariateValue, ForecastOutput, ForecastTask, GlobalModel } from '../types.ts';
+import type { ContextSeries, CovariateValue, ForecastOutput, ForecastTask, GlobalModel, ModelSettings } from '../types.ts';
 import { creationTime, ModelInputError } from '../types.ts';
 import { interpolate, mapQuantileSteps, probabilityMass, weightedQuantiles, weightedScratch } from './quantiles.ts';
 import { float32, int64, onnxModel, output, type Runner } from './session.ts';
@@ -388,5 +388,5 @@ export async function forecastChronos2(
  * pipeline's default, cross_learning=False) and `only_as_context` series do not take part;
  * `is_global` turns cross-learning on.
  */
-export const chronos2Model = (): GlobalModel =>
-  onnxModel('chronos-2', (run, manifest, tasks, context, options) => forecastChronos2(run, manifest, tasks, { crossLearning: options.crossLearning, context }));
+export const chronos2Model = (settings: ModelSettings): GlobalModel =>
+  onnxModel('chronos-2', settings, (run, manifest, tasks, context, options) => forecastChronos2(run, manifest, tasks, { crossLearning: options.crossLearning, context }));

@@ -3,9 +3,8 @@
  * this thread. A model re-installed under the same name (a new file: another size, time or
  * checksum) gets a new session on its next use; the old one is released.
  */
-import os from 'node:os';
 import * as ort from 'onnxruntime-node';
-import type { ContextSeries, ForecastOutput, ForecastTask, GlobalBatchOptions, GlobalModel } from '../types.ts';
+import type { ContextSeries, ForecastOutput, ForecastTask, GlobalBatchOptions, GlobalModel, ModelSettings } from '../types.ts';
 import { requireInstalled, type FoundationName, type InstalledModel, type ManifestOf } from './store.ts';
 
 export type Feeds = Record<string, ort.Tensor>;
@@ -20,27 +19,15 @@ interface CachedSession {
 
 const sessions = new Map<string, CachedSession>();
 
-/**
- * Threads one session uses for a single operator. ONNX_THREADS sets it; by default each worker
- * thread of the model pool gets an equal share of the cores, so concurrent requests do not
- * oversubscribe the machine.
- */
-export function intraOpThreads(env: NodeJS.ProcessEnv = process.env): number {
-  const configured = Number(env.ONNX_THREADS);
-  if (Number.isInteger(configured) && configured > 0) return configured;
-  const workers = Number(env.MODEL_THREADS);
-  const cores = os.availableParallelism();
-  return Math.max(1, Math.floor(cores / (Number.isInteger(workers) && workers > 0 ? workers : cores)));
-}
-
-export function sessionFor(model: InstalledModel): Promise<ort.InferenceSession> {
+/** `threads`: intra-op threads (ONNX_THREADS; by default each model thread's share of the cores). */
+export function sessionFor(model: InstalledModel, threads: number): Promise<ort.InferenceSession> {
   const cached = sessions.get(model.name);
   if (cached && cached.fingerprint === model.fingerprint) return cached.session;
   if (cached) void cached.session.then((s) => s.release()).catch(() => undefined);
   const session = ort.InferenceSession.create(model.onnxPath, {
     executionProviders: ['cpu'],
     graphOptimizationLevel: 'all',
-    intraOpNumThreads: intraOpThreads(),
+    intraOpNumThreads: threads,
     interOpNumThreads: 1,
     executionMode: 'sequential',
   });
@@ -81,6 +68,7 @@ export function output(outputs: ort.InferenceSession.OnnxValueMapType, name: str
  */
 export function onnxModel<N extends FoundationName>(
   name: N,
+  settings: ModelSettings,
   forecast: (
     run: Runner,
     manifest: ManifestOf<N>,
@@ -92,8 +80,8 @@ export function onnxModel<N extends FoundationName>(
   return {
     name,
     async forecastBatch(tasks, context, options = {}) {
-      const installed = requireInstalled(name);
-      const session = await sessionFor(installed);
+      const installed = requireInstalled(name, settings.modelsDir);
+      const session = await sessionFor(installed, settings.onnxThreads);
       return forecast((feeds) => session.run(feeds), installed.manifest, tasks, context, options);
     },
   };

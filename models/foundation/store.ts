@@ -3,8 +3,8 @@
  * and a manifest.json that describes it (tools/export/README.md). This module finds a model's
  * folder, validates its manifest and checks the ONNX file against the manifest's checksum.
  *
- * Worker threads and the API process read the same environment, so both resolve the same folder:
- * MODELS_DIR, else DATA_DIR/models, else ./data/models (api/config.ts documents it).
+ * The folder is MODELS_DIR (config.ts), handed to every caller: the API process checks a model
+ * there before it accepts work, and worker threads load it from there.
  */
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
@@ -12,10 +12,6 @@ import path from 'node:path';
 import { z } from 'zod';
 
 export const MANIFEST_FILE = 'manifest.json';
-
-export function modelsDir(env: NodeJS.ProcessEnv = process.env): string {
-  return path.resolve(env.MODELS_DIR || path.join(env.DATA_DIR || './data', 'models'));
-}
 
 const levels = z
   .array(z.number().gt(0).lt(1))
@@ -150,7 +146,7 @@ function describeIssues(error: z.ZodError): string {
  * `stat` calls after the first; the first reads the whole file (about a second per GB), which
  * GET /warmup does ahead of traffic.
  */
-export function inspectModel<N extends FoundationName>(name: N, dir: string = modelsDir()): Inspection<N> {
+export function inspectModel<N extends FoundationName>(name: N, dir: string): Inspection<N> {
   const folder = path.join(dir, name);
   const manifestPath = path.join(folder, MANIFEST_FILE);
   if (!fs.existsSync(manifestPath)) {
@@ -213,7 +209,7 @@ export class ModelNotInstalledError extends Error {
   override readonly name = 'ModelNotInstalledError';
 }
 
-export function requireInstalled<N extends FoundationName>(name: N, dir?: string): InstalledModel<N> {
+export function requireInstalled<N extends FoundationName>(name: N, dir: string): InstalledModel<N> {
   const found = inspectModel(name, dir);
   if (!found.ok) throw new ModelNotInstalledError(`model '${name}' is not available on this server: ${found.reason}`);
   return found.model;

@@ -21,7 +21,7 @@
  *
  * Output channels: 0 the mean, then the manifest's quantile levels.
  */
-import type { ForecastOutput, ForecastTask, GlobalModel } from '../types.ts';
+import type { ForecastOutput, ForecastTask, GlobalModel, ModelSettings } from '../types.ts';
 import { float32, int64, onnxModel, output, type Runner } from './session.ts';
 import type { TimesFM2Manifest } from './store.ts';
 import { fillMissing, timesfmOutput, type TimesFMForecast } from './timesfm2p5.ts';
@@ -142,4 +142,4 @@ export async function forecastTimesFM2(run: Runner, m: TimesFM2Manifest, tasks: 
 }
 
 /** The service's timesfm-2 (MODELS_DIR/timesfm-2). */
-export const timesfm2Model = (): GlobalModel => onnxModel('timesfm-2', (run, manifest, tasks) => forecastTimesFM2(run, manifest, tasks));
+export const timesfm2Model = (settings: ModelSettings): GlobalModel => onnxModel('timesfm-2', settings, (run, manifest, tasks) => forecastTimesFM2(run, manifest, tasks));

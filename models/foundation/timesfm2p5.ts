@@ -20,7 +20,7 @@
  * Output channels: 0 the mean head, 1..9 the levels 0.1..0.9; the point forecast is channel 5,
  * the median, as the reference returns it.
  */
-import type { ForecastOutput, ForecastTask, GlobalModel } from '../types.ts';
+import type { ForecastOutput, ForecastTask, GlobalModel, ModelSettings } from '../types.ts';
 import { ModelInputError } from '../types.ts';
 import { mapQuantileSteps } from './quantiles.ts';
 import { bool, float32, onnxModel, output, type Runner } from './session.ts';
@@ -342,4 +342,4 @@ export async function predictTimesFM25WithCovariates(
 }
 
 /** The service's timesfm-2p5 (MODELS_DIR/timesfm-2p5). */
-export const timesfm25Model = (): GlobalModel => onnxModel('timesfm-2p5', (run, manifest, tasks) => forecastTimesFM25(run, manifest, tasks));
+export const timesfm25Model = (settings: ModelSettings): GlobalModel => onnxModel('timesfm-2p5', settings, (run, manifest, tasks) => forecastTimesFM25(run, manifest, tasks));

@@ -3,11 +3,13 @@ import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll } from 'vitest';
-import { loadConfig, type Config } from '../../api/config.ts';
-import { buildServer } from '../../api/server.ts';
-import { closeWorkerPool } from '../../engine/worker-pool.ts';
 import type { KeyResolver } from '../../api/auth.ts';
 import type { JobService } from '../../api/jobs/job-service.ts';
+import { buildServer } from '../../api/server.ts';
+import { loadConfig, type Config } from '../../config.ts';
+import type { Engine } from '../../engine/engine.ts';
+import { EngineError } from '../../engine/errors.ts';
+import { httpFieldErrors, STABLE_ROOTS, STATUS_OF_KIND, type FieldRoots } from '../../api/problem.ts';
 
 export const KEY = 'test-key-alice';
 export const AUTH = { authorization: `Bearer ${KEY}` };
@@ -20,19 +22,19 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
   return { ...loadConfig({ FORECAST_API_KEYS: `alice:${KEY},bob:test-key-bob`, DATA_DIR: tempDataDir(), RATE_LIMIT_PER_SECOND: '0' }), ...overrides };
 }
 
-export async function testServer(overrides: Partial<Config> = {}, keyResolver?: KeyResolver, jobs?: JobService): Promise<FastifyInstance> {
-  return buildServer(testConfig(overrides), { keyResolver, jobs });
+/** A test server; without an engine it runs its own, closed with it. */
+export async function testServer(overrides: Partial<Config> = {}, keyResolver?: KeyResolver, jobs?: JobService, engine?: Engine): Promise<FastifyInstance> {
+  return buildServer(testConfig(overrides), { keyResolver, jobs, engine });
 }
 
-/** A test server for the calling file: built before its tests, closed with the model threads after. */
-export function useTestServer(): { app: FastifyInstance } {
+/** A test server for the calling file: built before its tests, closed (with its model threads) after. */
+export function useTestServer(overrides: Partial<Config> = {}): { app: FastifyInstance } {
   const server = {} as { app: FastifyInstance };
   beforeAll(async () => {
-    server.app = await testServer();
+    server.app = await testServer(overrides);
   });
   afterAll(async () => {
     await server.app?.close();
-    await closeWorkerPool();
   });
   return server;
 }
@@ -51,4 +53,10 @@ export function hourlySeries(count: number, length: number) {
     target: index.map((_, t) => 100 + k + 20 * Math.sin((2 * Math.PI * t) / 24) + ((t * 7919 + k * 104729) % 13)),
     index,
   }));
+}
+
+/** An engine error as the API answers it: its status, code and field errors at HTTP paths. */
+export function asProblem(error: unknown, roots: FieldRoots = STABLE_ROOTS) {
+  if (!(error instanceof EngineError)) throw error;
+  return { status: STATUS_OF_KIND[error.kind], code: error.kind, message: error.message, errors: error.fields && httpFieldErrors(error.fields, roots) };
 }

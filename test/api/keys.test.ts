@@ -1,32 +1,29 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { afterAll, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import { KeyResolver } from '../../api/auth.ts';
 import { createKey, listKeys, revokeKey } from '../../api/keys-store.ts';
-import { closeWorkerPool } from '../../engine/worker-pool.ts';
 import { dailyRequest, tempDataDir, testConfig, testServer } from './helpers.ts';
-
-afterAll(closeWorkerPool);
 
 const run = promisify(execFile);
 
 test('the keys CLI creates, lists and revokes keys stored only as hashes', async () => {
   const dataDir = tempDataDir();
   const env = { ...process.env, DATA_DIR: dataDir };
-  const created = await run(process.execPath, ['--import', 'tsx', 'api/keys-cli.ts', 'create', 'carol'], { env });
+  const created = await run(process.execPath, ['--import', 'tsx', 'bin/keys.ts', 'create', 'carol'], { env });
   const key = created.stdout.trim().split('\n').pop()!;
   expect(key).toMatch(/^fsk_[A-Za-z0-9_-]{43}$/);
 
-  const listed = await run(process.execPath, ['--import', 'tsx', 'api/keys-cli.ts', 'list'], { env });
+  const listed = await run(process.execPath, ['--import', 'tsx', 'bin/keys.ts', 'list'], { env });
   expect(listed.stdout).toContain('carol');
   expect(listed.stdout).not.toContain(key);
 
   const [stored] = await listKeys(dataDir);
-  const revoked = await run(process.execPath, ['--import', 'tsx', 'api/keys-cli.ts', 'revoke', stored.id], { env });
+  const revoked = await run(process.execPath, ['--import', 'tsx', 'bin/keys.ts', 'revoke', stored.id], { env });
   expect(revoked.stdout).toContain('revoked 1');
   expect((await listKeys(dataDir))[0].revoked_at).not.toBeNull();
 
-  const usage = await run(process.execPath, ['--import', 'tsx', 'api/keys-cli.ts', 'frobnicate'], { env }).catch((e) => e);
+  const usage = await run(process.execPath, ['--import', 'tsx', 'bin/keys.ts', 'frobnicate'], { env }).catch((e) => e);
   expect(usage.code).toBe(2);
 }, 60_000);
 

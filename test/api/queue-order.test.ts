@@ -1,10 +1,8 @@
 import { expect, test } from 'vitest';
-import { AUTH, hourlySeries, useTestServer } from './helpers.ts';
+import { AUTH, hourlySeries, testConfig, useTestServer } from './helpers.ts';
 
-// One model thread, so the order in which queued batches start decides who waits (set before the
-// pool starts on the first forecast).
-process.env.MODEL_THREADS = '1';
-const server = useTestServer();
+// One model thread, so the order in which queued batches start decides who waits.
+const server = useTestServer({ engine: { ...testConfig().engine, modelThreads: 1 } });
 
 test('a one-series request sent while a large one fills the model thread is answered before it', async () => {
   const started = performance.now();

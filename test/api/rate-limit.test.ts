@@ -1,9 +1,6 @@
-import { afterAll, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import { TokenBuckets } from '../../api/rate-limit.ts';
-import { closeWorkerPool } from '../../engine/worker-pool.ts';
 import { AUTH, testServer } from './helpers.ts';
-
-afterAll(closeWorkerPool);
 
 test('a token bucket allows a burst, then refills at its rate', () => {
   let now = 0;

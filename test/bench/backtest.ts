@@ -11,13 +11,17 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { createJobWorker } from '../../activities/worker.ts';
-import { defaultTemporalCli } from '../../api/config.ts';
 import { JobService } from '../../api/jobs/job-service.ts';
-import { startDevServer } from '../../api/temporal/dev-server.ts';
+import { startDevServer } from '../../bin/temporal-dev-server.ts';
+import { loadConfig } from '../../config.ts';
 import { loadM4 } from '../../datasets/m4.ts';
+import { Engine } from '../../engine/engine.ts';
 import { computePredictions } from '../../engine/forecast.ts';
 import { ForecastRequest } from '../../engine/request-schema.ts';
-import { closeWorkerPool, workerThreads } from '../../engine/worker-pool.ts';
+import { JobStore } from '../../store/job-store.ts';
+
+const config = loadConfig(process.env);
+const engine = new Engine(config.engine);
 
 const HORIZON = 48;
 
@@ -40,7 +44,7 @@ async function buildRequest(seriesCount: number, fcdsPerSeries: number) {
 
 async function timeEngine(request: ForecastRequest, model: string): Promise<number> {
   const started = performance.now();
-  const rows = await computePredictions(request, model);
+  const rows = await computePredictions(engine, request, model);
   const seconds = (performance.now() - started) / 1000;
   if (rows.length === 0) throw new Error('no forecasts');
   return seconds;
@@ -49,14 +53,15 @@ async function timeEngine(request: ForecastRequest, model: string): Promise<numb
 async function timeTemporal(request: ForecastRequest, model: string, forecastsPerChunk: number): Promise<{ seconds: number; forecasts: number }> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-backtest-'));
   const port = 17_000 + Math.floor(Math.random() * 1000);
-  const server = await startDevServer({ cliPath: defaultTemporalCli(), dataDir, port, namespace: 'default' });
+  const server = await startDevServer({ cliPath: config.temporal.cliPath, dataDir, port, namespace: 'default' });
   const connection = await Connection.connect({ address: server.address });
   const client = new Client({ connection });
   const taskQueue = 'bench-backtest';
-  const worker = await createJobWorker({ address: server.address, namespace: 'default', taskQueue, dataDir, forecastsPerChunk });
+  const store = JobStore.local(dataDir);
+  const worker = await createJobWorker({ address: server.address, namespace: 'default', taskQueue, forecastsPerChunk }, engine, store);
   const working = worker.run();
   try {
-    const jobs = new JobService(client, { dataDir, taskQueue, parallelism: 8, heartbeatTimeoutMs: 30_000 });
+    const jobs = new JobService(client, store, engine, { taskQueue, parallelism: 8, heartbeatTimeoutMs: 30_000 });
     const started = performance.now();
     const meta = await jobs.submit(request, model, 'bench');
     for (;;) {
@@ -87,7 +92,7 @@ export async function run(args: string[]): Promise<void> {
   const request = await buildRequest(seriesCount, fcds);
   const forecasts = request.series.length * fcds;
   console.log(
-    `backtest: ${request.series.length} M4 Hourly series x ${fcds} forecast creation dates = ${forecasts} forecasts, horizon ${HORIZON}, model ${model}, ${workerThreads()} model threads, ${chunk} forecasts per chunk`,
+    `backtest: ${request.series.length} M4 Hourly series x ${fcds} forecast creation dates = ${forecasts} forecasts, horizon ${HORIZON}, model ${model}, ${engine.threads.size} model threads, ${chunk} forecasts per chunk`,
   );
 
   // Warm both paths (thread start-up, model code, JIT) on a slice before timing either.
@@ -103,5 +108,5 @@ export async function run(args: string[]): Promise<void> {
   console.log(
     `Temporal overhead: ${(overhead * 100).toFixed(1)}% (throughput ratio engine/Temporal ${(temporal.seconds / engineSeconds).toFixed(3)}; target <= 15%)`,
   );
-  await closeWorkerPool();
+  await engine.close();
 }

@@ -22,9 +22,8 @@ import { Readable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import { DuckDBInstance, DuckDBTimestampValue } from '@duckdb/node-api';
 import { buildServer } from '../../api/server.ts';
-import { loadConfig } from '../../api/config.ts';
+import { loadConfig } from '../../config.ts';
 import { loadM4, type M4Series } from '../../datasets/m4.ts';
-import { closeWorkerPool, workerThreads } from '../../engine/worker-pool.ts';
 import { smape } from './m4-scores.ts';
 
 const USAGE = 'usage: npm run bench -- beta [--models aets,naive] [--limit N] [--replicate R] [--json FILE]';
@@ -205,12 +204,11 @@ export async function run(argv: string[]): Promise<void> {
     }
   } finally {
     await app.close();
-    await closeWorkerPool();
     fs.rmSync(dir, { recursive: true, force: true });
   }
 
   console.log(
-    `M4 Hourly${replicate > 1 ? ` x${replicate}` : ''}, ${series.length * replicate} series, ${written.rows} rows: Parquet ${mb(written.fileBytes)} on disk, ${mb(written.decodedBytes)} decoded; ${workerThreads()} model threads, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'})`,
+    `M4 Hourly${replicate > 1 ? ` x${replicate}` : ''}, ${series.length * replicate} series, ${written.rows} rows: Parquet ${mb(written.fileBytes)} on disk, ${mb(written.decodedBytes)} decoded; ${config.engine.modelThreads} model threads, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'})`,
   );
   console.log('model            wall    upload  schema  model   assemble  parse+schema share  schema peak RSS (x decoded)  request peak RSS  sMAPE');
   for (const r of results) {

@@ -33,8 +33,7 @@ import { forecastTimesFM2 } from '../../models/foundation/timesfm2.ts';
 import { forecastTimesFM25 } from '../../models/foundation/timesfm2p5.ts';
 import type { ForecastOutput, ForecastTask } from '../../models/types.ts';
 import { buildServer } from '../../api/server.ts';
-import { loadConfig } from '../../api/config.ts';
-import { closeWorkerPool } from '../../engine/worker-pool.ts';
+import { loadConfig } from '../../config.ts';
 
 const USAGE = 'usage: npm run bench -- onnx [--models chronos-2,timesfm-2p5,timesfm-2] [--limit N] [--repeat R] [--models-dir DIR] [--json FILE]';
 const FIXTURES = path.resolve(new URL('../fixtures/onnx', import.meta.url).pathname);
@@ -146,6 +145,7 @@ export async function run(args: string[]): Promise<void> {
   let m4 = await loadM4('hourly');
   if (values.limit) m4 = m4.slice(0, Number(values.limit));
   const tasks: ForecastTask[] = m4.map((s) => ({ history: s.train, horizon: s.horizon, quantiles: QUANTILES, seasonLength: s.seasonLength }));
+  // ONNX_THREADS as the service reads it, else every core: this level runs one session alone.
   const threads = Number(process.env.ONNX_THREADS) || os.availableParallelism();
   console.log(`models: ${dir}`);
   console.log(
@@ -211,10 +211,8 @@ async function serviceLevel(
   tasks: readonly ForecastTask[],
   repeat: number,
 ): Promise<Result[]> {
-  // Worker threads copy the environment when the pool starts.
-  process.env.MODELS_DIR = dir;
   const key = 'bench-key';
-  const app = await buildServer(loadConfig({ ...process.env, FORECAST_API_KEYS: `bench:${key}`, RATE_LIMIT_PER_SECOND: '0' }));
+  const app = await buildServer(loadConfig({ ...process.env, MODELS_DIR: dir, FORECAST_API_KEYS: `bench:${key}`, RATE_LIMIT_PER_SECOND: '0' }));
   const headers = { authorization: `Bearer ${key}` };
   const series = m4.map((s) => ({
     target: Array.from(s.train),
@@ -240,7 +238,6 @@ async function serviceLevel(
     }
   } finally {
     await app.close();
-    await closeWorkerPool();
   }
   return out;
 }

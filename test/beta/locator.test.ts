@@ -4,7 +4,6 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { buildServer } from '../../api/server.ts';
 import { BetaResponse } from '../../engine/beta/response.ts';
-import { closeWorkerPool } from '../../engine/worker-pool.ts';
 import { testConfig } from '../api/helpers.ts';
 import { postBeta, queryPart, tempDir, writeParquet } from './helpers.ts';
 
@@ -36,7 +35,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await app.close();
   await noRoot.close();
-  await closeWorkerPool();
 });
 
 const query = (source: string) => ({

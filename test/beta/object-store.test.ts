@@ -6,7 +6,6 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { buildServer } from '../../api/server.ts';
 import { BetaResponse } from '../../engine/beta/response.ts';
-import { closeWorkerPool } from '../../engine/worker-pool.ts';
 import { testConfig } from '../api/helpers.ts';
 import { filePart, postBeta, queryPart, tempDir, writeParquet } from './helpers.ts';
 
@@ -91,7 +90,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await app?.close();
   await s3App?.close();
-  await closeWorkerPool();
   await new Promise((resolve) => store?.close(resolve));
 });
 

@@ -2,11 +2,15 @@ import path from 'node:path';
 import type { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { isoTimestamp } from '../../engine/beta/duration.ts';
-import { openBetaDatabase, withConnection } from '../../engine/beta/duckdb.ts';
+import { openBetaDatabase } from '../../engine/beta/duckdb.ts';
 import { prepareSeries, type PreparedData } from '../../engine/beta/prepare.ts';
 import { parquetSource } from '../../engine/beta/sources.ts';
-import { parseBetaQuery } from '../../engine/beta/validation.ts';
-import { RequestError } from '../../engine/errors.ts';
+import { BetaQuery } from '../../engine/beta/query-schema.ts';
+import { EngineError } from '../../engine/errors.ts';
+import { withConnection } from '../../engine/sql.ts';
+import { BETA_ROOTS, HttpError } from '../../api/problem.ts';
+import { parseOr422 } from '../../api/validation.ts';
+import { asProblem } from '../api/helpers.ts';
 import { tempDir, writeParquet } from './helpers.ts';
 
 /** The schema logic on Parquet files written by DuckDB's COPY, checked number by number. */
@@ -22,22 +26,22 @@ let fileCount = 0;
 async function prepare(query: Record<string, unknown>, inputSql: string, covariateSql: string[] = []): Promise<PreparedData> {
   const input = await writeParquet(path.join(dir, `in-${fileCount++}.parquet`), inputSql);
   const covariates = await Promise.all(covariateSql.map((sql) => writeParquet(path.join(dir, `cov-${fileCount++}.parquet`), sql)));
-  const parsed = parseBetaQuery({ prediction_length: '1d', ...query });
+  const parsed = BetaQuery.parse({ prediction_length: '1d', ...query });
   return withConnection(db, (c) =>
     prepareSeries(c, parsed, {
-      input: parquetSource("part 'sales'", 'body.sales', [input]),
-      covariates: covariates.map((file, i) => parquetSource(`part 'cov${i}'`, `body.cov${i}`, [file])),
+      input: parquetSource("part 'sales'", { root: 'upload', path: ['sales'] }, [input]),
+      covariates: covariates.map((file, i) => parquetSource(`part 'cov${i}'`, { root: 'upload', path: [`cov${i}`] }, [file])),
     }),
   );
 }
 
-async function refusal(work: Promise<unknown>): Promise<RequestError> {
+async function refusal(work: Promise<unknown>) {
   const error = await work.then(
     () => null,
     (e: unknown) => e,
   );
-  expect(error).toBeInstanceOf(RequestError);
-  return error as RequestError;
+  expect(error).toBeInstanceOf(EngineError);
+  return asProblem(error, BETA_ROOTS);
 }
 
 const input = (columns: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({ input: { source: { uri: 'inline://sales' }, columns, ...extra } });
@@ -288,12 +292,16 @@ describe('covariates with their own schema, joined on base/attached pairs', () =
 
   test('a join on a column that is neither time nor identifier is refused at validation', () => {
     expect(() =>
-      parseBetaQuery({
-        prediction_length: '1d',
-        ...input(baseColumns),
-        covariates: [covariate({ shop: 'identifier', size: 'historical' }, [{ base: 'sales', attached: 'shop' }], 0)],
-      }),
-    ).toThrow(RequestError);
+      parseOr422(
+        BetaQuery,
+        {
+          prediction_length: '1d',
+          ...input(baseColumns),
+          covariates: [covariate({ shop: 'identifier', size: 'historical' }, [{ base: 'sales', attached: 'shop' }], 0)],
+        },
+        'body.query',
+      ),
+    ).toThrow(HttpError);
   });
 });
 

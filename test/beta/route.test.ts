@@ -4,7 +4,6 @@ import { Float64, Table, tableToIPC, TimestampMillisecond, Utf8, vectorFromArray
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { BetaResponse } from '../../engine/beta/response.ts';
-import { closeWorkerPool } from '../../engine/worker-pool.ts';
 import { testConfig } from '../api/helpers.ts';
 import { buildServer } from '../../api/server.ts';
 import { filePart, postBeta, queryPart, tempDir, writeParquet, type Part } from './helpers.ts';
@@ -41,7 +40,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await app.close();
-  await closeWorkerPool();
 });
 
 const rowsOf = (body: BetaResponse, where: (i: number) => boolean) => body.data.time.map((_, i) => i).filter(where);

@@ -4,25 +4,21 @@ import path from 'node:path';
 import Holidays from 'date-holidays';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { closeWorkerPool } from '../../engine/worker-pool.ts';
 import { rng } from '../../models/svc-global/gbdt.ts';
-import { AUTH, testServer } from '../api/helpers.ts';
+import { buildServer } from '../../api/server.ts';
+import { AUTH, testConfig } from '../api/helpers.ts';
 
 let app: FastifyInstance;
 let floatDir: string;
-const savedFloatDir = process.env.FLOAT_SOURCES_DIR;
 beforeAll(async () => {
   floatDir = fs.mkdtempSync(path.join(os.tmpdir(), 'float-api-'));
   const rows = days('2022-12-01', 500).map((d, i) => `${d},${(10 + Math.sin(i / 9)).toFixed(4)}`);
   fs.writeFileSync(path.join(floatDir, 'weather.csv'), ['date,temperature', ...rows].join('\n'));
-  process.env.FLOAT_SOURCES_DIR = floatDir;
-  app = await testServer();
+  const config = testConfig();
+  app = await buildServer({ ...config, engine: { ...config.engine, floatSourcesDir: floatDir } });
 });
 afterAll(async () => {
   await app.close();
-  await closeWorkerPool();
-  if (savedFloatDir === undefined) delete process.env.FLOAT_SOURCES_DIR;
-  else process.env.FLOAT_SOURCES_DIR = savedFloatDir;
 });
 
 const post = (body: unknown, model = 'svc-global') => app.inject({ method: 'POST', url: `/forecast?model=${model}`, headers: AUTH, payload: body as object });

@@ -2,8 +2,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { checkGeneratedCovariates, covariateGenerator } from '../../engine/covariates/generate.ts';
+import { httpFieldErrors } from '../../api/problem.ts';
+import { resolveCovariates } from '../../engine/covariates/generator.ts';
 import { planForecasts } from '../../engine/plan.ts';
+import type { EngineError } from '../../engine/errors.ts';
 import { ForecastRequest } from '../../engine/request-schema.ts';
 import { wallClockMillis } from '../../engine/time-index.ts';
 import { modelEntry } from '../../models/registry.ts';
@@ -15,6 +17,18 @@ const hours = (from: string, count: number) =>
 
 function request(covariates: unknown[], index: string[], freq = 'D', horizon = 3, extra: Record<string, unknown> = {}) {
   return ForecastRequest.parse({ series: [{ target: index.map((_, i) => i + 1), index, ...extra }], horizon, freq, covariates });
+}
+
+/** FLOAT_SOURCES_DIR as the engine is configured with it (the float tests register sources). */
+let floatSourcesDir = path.join(os.tmpdir(), 'no-float-sources');
+
+/** The request's generated covariates' errors, at the paths the API answers with. */
+const checkGeneratedCovariates = (req: ForecastRequest) => httpFieldErrors(resolveCovariates(req, floatSourcesDir).errors);
+
+function covariateGenerator(req: ForecastRequest) {
+  const { generator, errors } = resolveCovariates(req, floatSourcesDir);
+  if (errors.length > 0) throw new Error(JSON.stringify(checkGeneratedCovariates(req)));
+  return generator!;
 }
 
 /** The generated columns of the first series over its index and the horizon. */
@@ -139,15 +153,14 @@ describe('forex', () => {
 
 describe('float data sources', () => {
   let dir: string;
-  const saved = process.env.FLOAT_SOURCES_DIR;
+  const saved = floatSourcesDir;
   beforeAll(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'float-sources-'));
     fs.writeFileSync(path.join(dir, 'weather.csv'), 'date,temp,station\n2024-01-01,1.5,a\n2024-01-02,2.5,a\n2024-01-04,4,a\n2024-01-08,8,a\n');
-    process.env.FLOAT_SOURCES_DIR = dir;
+    floatSourcesDir = dir;
   });
   afterAll(() => {
-    if (saved === undefined) delete process.env.FLOAT_SOURCES_DIR;
-    else process.env.FLOAT_SOURCES_DIR = saved;
+    floatSourcesDir = saved;
   });
   test('a column aligned to a daily index: the day value, else the latest before; missing before the first row', () => {
     const { future } = columns(request([{ type: 'float', config: { data_source: 'weather', column: 'temp' } }], days('2023-12-31', 6), 'D', 2));
@@ -207,7 +220,7 @@ describe('the planner cuts generated covariates per forecast creation date', () 
       2,
       { fcds: [3, 6] },
     );
-    const [a, b] = planForecasts(req, modelEntry('svc-global')!);
+    const [a, b] = planForecasts(req, modelEntry('svc-global')!, covariateGenerator(req));
     expect(a.task.covariates!.future['holidays:US']).toEqual([0, 0, 0, 1, 0]);
     expect(a.task.covariates!.hist['forex:EUR/USD']).toHaveLength(3);
     expect(b.task.covariates!.future['holidays:US']).toHaveLength(8);
@@ -242,12 +255,10 @@ describe('model checks', () => {
     );
     let caught: unknown;
     try {
-      checkRequestAgainstModel(req, futureOnly);
+      checkRequestAgainstModel(req, futureOnly, floatSourcesDir);
     } catch (e) {
       caught = e;
     }
-    expect((caught as { errors: { path: string; message: string }[] }).errors).toEqual([
-      { path: 'body.covariates[1]', message: expect.stringContaining('svc-global') },
-    ]);
+    expect(httpFieldErrors((caught as EngineError).fields!)).toEqual([{ path: 'body.covariates[1]', message: expect.stringContaining('svc-global') }]);
   });
 });

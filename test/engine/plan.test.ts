@@ -28,7 +28,7 @@ const request = ForecastRequest.parse({
 });
 
 test('each forecast sees historical covariates only up to its creation date, future ones through its horizon', () => {
-  const [a, b] = planForecasts(request, globalModel);
+  const [a, b] = planForecasts(request, globalModel, null);
   expect(Array.from(a.task.history)).toEqual([1, 2, 3]);
   expect(a.task.covariates).toEqual({ hist: { footfall: [10, 20, 30] }, future: { price: [1, 1, 2, 2, 3] }, static: { size: 7 } });
   expect(b.task.covariates?.hist.footfall).toEqual([10, 20, 30, 40, 50]);
@@ -36,7 +36,7 @@ test('each forecast sees historical covariates only up to its creation date, fut
 });
 
 test('context limits covariates exactly as it limits the target', () => {
-  const [a] = planForecasts({ ...request, context: 2 }, globalModel);
+  const [a] = planForecasts({ ...request, context: 2 }, globalModel, null);
   expect(Array.from(a.task.history)).toEqual([2, 3]);
   expect(a.task.covariates?.hist.footfall).toEqual([20, 30]);
   expect(a.task.covariates?.future.price).toEqual([1, 2, 2, 3]);
@@ -45,11 +45,11 @@ test('context limits covariates exactly as it limits the target', () => {
 });
 
 test('global models get wall-clock times through the horizon, past the index end where needed', () => {
-  const [, b] = planForecasts(request, globalModel);
+  const [, b] = planForecasts(request, globalModel, null);
   const day = 86_400_000;
   expect(Array.from(b.task.times!)).toEqual([0, 1, 2, 3, 4, 5, 6].map((d) => Date.UTC(2024, 0, 1) + d * day));
-  expect(planForecasts(request, localModel)[0].task.times).toBeUndefined();
-  const [ctx] = contextSeries(request);
+  expect(planForecasts(request, localModel, null)[0].task.times).toBeUndefined();
+  const [ctx] = contextSeries(request, null);
   expect(ctx).toMatchObject({ seriesIndex: 1 });
   expect(Array.from(ctx.values)).toEqual([9, 8, 7]);
 });

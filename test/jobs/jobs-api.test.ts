@@ -1,23 +1,19 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { createJobWorker } from '../../activities/worker.ts';
-import { JobService } from '../../api/jobs/job-service.ts';
 import { ForecastResponseSchema } from '../../engine/response-schema.ts';
 import { AUTH, dailyRequest, testConfig, testServer } from '../api/helpers.ts';
 import { startJobsStack, until, type JobsStack } from './temporal-env.ts';
 
 let stack: JobsStack;
-let env: TestWorkflowEnvironment;
 let app: FastifyInstance;
 const config = testConfig();
 
 beforeAll(async () => {
   stack = await startJobsStack(config, 'jobs-api-test', 4);
-  ({ env, app } = stack);
+  ({ app } = stack);
 }, 120_000);
 
 afterAll(() => stack?.stop());
@@ -170,8 +166,7 @@ test('a job whose model refuses a series fails with its code and message', async
 test('a cancelled job ends as failed with code cancelled; its results cannot be downloaded', async () => {
   // A queue no worker polls yet: the job stays in progress until we start one.
   const queue = 'cancel-test';
-  const jobs = new JobService(env.client, { dataDir: config.dataDir, taskQueue: queue, parallelism: 1, heartbeatTimeoutMs: 10_000 });
-  const api = await testServer(config, undefined, jobs);
+  const api = await testServer(config, undefined, stack.jobService(queue, 1), stack.engine);
   try {
     const id = (await api.inject({ method: 'POST', url: '/forecast-jobs?model=naive', headers: AUTH, payload: backtest() })).json().job_id;
     const running = (await api.inject({ method: 'GET', url: `/forecast-jobs/${id}`, headers: AUTH })).json();
@@ -180,7 +175,7 @@ test('a cancelled job ends as failed with code cancelled; its results cannot be 
     expect(download.statusCode).toBe(409);
     const cancelled = await api.inject({ method: 'POST', url: `/forecast-jobs/${id}/cancel`, headers: AUTH });
     expect(cancelled.json()).toEqual({ job_id: id, status: 'cancelling' });
-    const late = await createJobWorker({ address: env.address, namespace: 'default', taskQueue: queue, dataDir: config.dataDir, forecastsPerChunk: 2 });
+    const late = await stack.worker(queue);
     const done = await late.runUntil(
       until(
         async () => {

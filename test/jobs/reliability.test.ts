@@ -96,10 +96,10 @@ afterAll(async () => {
 });
 
 test('a job survives a killed worker and a restarted API, and two workers share it; each forecast is written once', async () => {
-  const workerA = start('activities/worker-main.ts', {});
-  const workerB = start('activities/worker-main.ts', {});
+  const workerA = start('bin/worker.ts', {});
+  const workerB = start('bin/worker.ts', {});
   const port = await freePort();
-  let apiProcess = start('api/main.ts', { PORT: String(port), HOST: '127.0.0.1', RUN_WORKER: 'false' });
+  let apiProcess = start('bin/server.ts', { PORT: String(port), HOST: '127.0.0.1', RUN_WORKER: 'false' });
   await waitForApi(port);
 
   const submitted = await api(port, 'POST', '/forecast-jobs?model=naive', manySeries());
@@ -114,10 +114,10 @@ test('a job survives a killed worker and a restarted API, and two workers share 
   expect(midway.progress.done).toBeLessThan(total);
   await kill(workerA);
   await kill(apiProcess);
-  apiProcess = start('api/main.ts', { PORT: String(port), HOST: '127.0.0.1', RUN_WORKER: 'false' });
+  apiProcess = start('bin/server.ts', { PORT: String(port), HOST: '127.0.0.1', RUN_WORKER: 'false' });
   await waitForApi(port);
   // Worker A comes back as a new process, as an operator would restart it.
-  start('activities/worker-main.ts', {});
+  start('bin/worker.ts', {});
 
   const done = await until(
     async () => {

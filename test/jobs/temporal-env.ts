@@ -1,38 +1,52 @@
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { FastifyInstance } from 'fastify';
 import { createJobWorker } from '../../activities/worker.ts';
-import { defaultTemporalCli, type Config } from '../../api/config.ts';
 import { JobService } from '../../api/jobs/job-service.ts';
-import { closeWorkerPool } from '../../engine/worker-pool.ts';
+import { loadConfig, type Config } from '../../config.ts';
+import { Engine } from '../../engine/engine.ts';
+import { JobStore } from '../../store/job-store.ts';
 import { testServer } from '../api/helpers.ts';
 
 /** A real Temporal dev server for a test file, from the CLI that set-up placed in the cache. */
 export function startTestTemporal(): Promise<TestWorkflowEnvironment> {
-  return TestWorkflowEnvironment.createLocal({ server: { executable: { type: 'existing-path', path: defaultTemporalCli() } } });
+  return TestWorkflowEnvironment.createLocal({ server: { executable: { type: 'existing-path', path: loadConfig(process.env).temporal.cliPath } } });
 }
 
 export interface JobsStack {
   env: TestWorkflowEnvironment;
   app: FastifyInstance;
+  engine: Engine;
+  store: JobStore;
+  /** A job service and a worker on another task queue of the same stack. */
+  jobService(taskQueue: string, parallelism: number): JobService;
+  worker(taskQueue: string): ReturnType<typeof createJobWorker>;
   stop(): Promise<void>;
 }
 
 /** The service as `npm start` runs it, in one process: dev server, API with jobs, a worker. */
 export async function startJobsStack(config: Config, taskQueue: string, parallelism: number): Promise<JobsStack> {
   const env = await startTestTemporal();
-  const jobs = new JobService(env.client, { dataDir: config.dataDir, taskQueue, parallelism, heartbeatTimeoutMs: 10_000 });
-  const app = await testServer(config, undefined, jobs);
-  const worker = await createJobWorker({ address: env.address, namespace: 'default', taskQueue, dataDir: config.dataDir, forecastsPerChunk: 2 });
-  const working = worker.run();
+  const engine = new Engine(config.engine);
+  const store = JobStore.local(config.dataDir);
+  const jobService = (queue: string, lanes: number) =>
+    new JobService(env.client, store, engine, { taskQueue: queue, parallelism: lanes, heartbeatTimeoutMs: 10_000 });
+  const worker = (queue: string) => createJobWorker({ address: env.address, namespace: 'default', taskQueue: queue, forecastsPerChunk: 2 }, engine, store);
+  const app = await testServer(config, undefined, jobService(taskQueue, parallelism), engine);
+  const running = await worker(taskQueue);
+  const working = running.run();
   return {
     env,
     app,
+    engine,
+    store,
+    jobService,
+    worker,
     async stop() {
       await app.close();
-      worker.shutdown();
+      running.shutdown();
       await working;
       await env.teardown();
-      await closeWorkerPool();
+      await engine.close();
     },
   };
 }

@@ -12,14 +12,16 @@ import { forecastChronos2 } from '../../../models/foundation/chronos2.ts';
 import { requireInstalled } from '../../../models/foundation/store.ts';
 import { forecastTimesFM2 } from '../../../models/foundation/timesfm2.ts';
 import { forecastTimesFM25 } from '../../../models/foundation/timesfm2p5.ts';
-import { AUTH, testConfig } from '../../api/helpers.ts';
+import { AUTH, testConfig, testServer } from '../../api/helpers.ts';
 import { startJobsStack, until, type JobsStack } from '../../jobs/temporal-env.ts';
 import { FIXTURES_DIR } from './reference.ts';
 
-// Worker threads copy the environment when the pool starts: set before any forecast.
-process.env.MODELS_DIR = FIXTURES_DIR;
-
-const config = testConfig();
+/** A configuration whose MODELS_DIR is `dir`. */
+const withModels = (dir: string) => {
+  const config = testConfig();
+  return { ...config, engine: { ...config.engine, models: { ...config.engine.models, modelsDir: dir } } };
+};
+const config = withModels(FIXTURES_DIR);
 let stack: JobsStack;
 let app: FastifyInstance;
 
@@ -43,7 +45,9 @@ const request = (extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 
-const post = (model: string, body: unknown) => app.inject({ method: 'POST', url: `/forecast?model=${model}`, headers: AUTH, payload: body as object });
+const postTo = (server: FastifyInstance, model: string, body: unknown) =>
+  server.inject({ method: 'POST', url: `/forecast?model=${model}`, headers: AUTH, payload: body as object });
+const post = (model: string, body: unknown) => postTo(app, model, body);
 
 /** What the adapter gives for the request's series, run in this thread on the same model. */
 async function direct(model: 'chronos-2' | 'timesfm-2p5' | 'timesfm-2', body: ReturnType<typeof request>) {
@@ -205,17 +209,19 @@ test("chronos-2 with is_global forecasts the series of one creation time jointly
 
 describe('a foundation model that is not installed, or not intact', () => {
   let dir: string;
-  beforeAll(() => {
+  /** A server whose MODELS_DIR is an empty folder. */
+  let bare: FastifyInstance;
+  beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'models-'));
+    bare = await testServer(withModels(dir));
   });
-  afterAll(() => {
-    process.env.MODELS_DIR = FIXTURES_DIR;
+  afterAll(async () => {
+    await bare.close();
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
   test('answers 422 model_unavailable naming the folder and file it expects, for forecasts and warm-up', async () => {
-    process.env.MODELS_DIR = dir;
-    for (const res of [await post('chronos-2', request()), await app.inject({ method: 'GET', url: '/warmup?model=chronos-2', headers: AUTH })]) {
+    for (const res of [await postTo(bare, 'chronos-2', request()), await bare.inject({ method: 'GET', url: '/warmup?model=chronos-2', headers: AUTH })]) {
       expect(res.statusCode).toBe(422);
       expect(res.json().code).toBe('model_unavailable');
       expect(res.json().detail).toContain(path.join(dir, 'chronos-2'));
@@ -225,14 +231,13 @@ describe('a foundation model that is not installed, or not intact', () => {
   });
 
   test('answers 422 for a corrupt ONNX file, never another model output', async () => {
-    process.env.MODELS_DIR = dir;
     const folder = path.join(dir, 'timesfm-2p5');
     fs.mkdirSync(folder, { recursive: true });
     fs.copyFileSync(path.join(FIXTURES_DIR, 'timesfm-2p5', 'manifest.json'), path.join(folder, 'manifest.json'));
     const bytes = fs.readFileSync(path.join(FIXTURES_DIR, 'timesfm-2p5', 'model.onnx'));
     bytes[100] ^= 0xff;
     fs.writeFileSync(path.join(folder, 'model.onnx'), bytes);
-    const res = await post('timesfm-2p5', request());
+    const res = await postTo(bare, 'timesfm-2p5', request());
     expect(res.statusCode).toBe(422);
     expect(res.json().code).toBe('model_unavailable');
     expect(res.json().detail).toContain('corrupt');

@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { inspectModel, modelsDir, requireInstalled, ModelNotInstalledError } from '../../../models/foundation/store.ts';
+import { loadConfig } from '../../../config.ts';
+import { inspectModel, requireInstalled, ModelNotInstalledError } from '../../../models/foundation/store.ts';
 import { FIXTURES_DIR } from './reference.ts';
 
 let dir: string;
@@ -24,6 +25,9 @@ const reasonOf = (name: 'chronos-2' | 'timesfm-2p5') => {
   if (found.ok) throw new Error('expected the model to be unusable');
   return found.reason;
 };
+
+/** MODELS_DIR as the configuration resolves it. */
+const modelsDir = (env: Record<string, string>) => loadConfig(env).engine.models.modelsDir;
 
 describe('the model store', () => {
   it('resolves MODELS_DIR, else DATA_DIR/models, else ./data/models', () => {

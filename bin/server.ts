@@ -1,0 +1,56 @@
+/**
+ * `npm start`: the service. Reads the configuration once and wires the HTTP API, Temporal (an
+ * existing cluster, or the embedded dev server), the job store, the engine and, unless
+ * RUN_WORKER=false, an in-process job worker.
+ */
+import { createJobWorker } from '../activities/worker.ts';
+import { JobService } from '../api/jobs/job-service.ts';
+import { buildServer } from '../api/server.ts';
+import { loadConfig } from '../config.ts';
+import { Engine } from '../engine/engine.ts';
+import { JobStore } from '../store/job-store.ts';
+import { connectTemporal } from './temporal.ts';
+
+const config = loadConfig(process.env);
+const engine = new Engine(config.engine);
+const store = JobStore.local(config.dataDir);
+const temporal = await connectTemporal(config);
+const jobs = new JobService(temporal.client, store, engine, { taskQueue: config.temporal.taskQueue, ...config.jobs });
+const app = await buildServer(config, { logger: true, engine, jobs });
+
+// Embedded by default: this process also works on jobs. RUN_WORKER=false leaves that to `npm run worker`.
+const worker = config.temporal.runWorker
+  ? await createJobWorker(
+      {
+        address: config.temporal.target,
+        namespace: config.temporal.namespace,
+        taskQueue: config.temporal.taskQueue,
+        forecastsPerChunk: config.jobs.forecastsPerChunk,
+      },
+      engine,
+      store,
+    )
+  : undefined;
+const working = worker?.run();
+
+await app.listen({ port: config.port, host: config.host });
+app.log.info(`jobs run on Temporal at ${config.temporal.target}${worker ? ' with an in-process worker' : ''}`);
+
+let stopping = false;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, async () => {
+    if (stopping) return;
+    stopping = true;
+    app.log.info(`${signal}: shutting down`);
+    try {
+      await app.close();
+      // The Temporal SDK reacts to the same signals by draining its workers itself.
+      if (worker?.getState() === 'RUNNING') worker.shutdown();
+      await working;
+      await engine.close();
+    } finally {
+      await temporal.close();
+      process.exit(0);
+    }
+  });
+}

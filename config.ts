@@ -1,0 +1,156 @@
+/**
+ * The service's configuration: the one place the environment is read (README, "Configuration").
+ * The entry points (bin/) call `loadConfig` once and pass the result down; below them nothing
+ * reads `process.env`, and worker threads receive their share of it through `workerData`.
+ * This module imports nothing of the project, so every layer may import its types.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+export interface Config {
+  port: number;
+  host: string;
+  /** DATA_DIR: the service's files (API keys, jobs, results, uploads). */
+  dataDir: string;
+  /** `principal:key` pairs from FORECAST_API_KEYS, for development and tests. */
+  envKeys: { principal: string; key: string }[];
+  defaultModel: string;
+  rateLimit: { perSecond: number; burst: number };
+  maxBodyBytes: number;
+  /** What the forecasting engine needs: model threads, installed models, float data sources. */
+  engine: {
+    /** MODEL_THREADS: worker threads that fit and run models. */
+    modelThreads: number;
+    models: {
+      /** MODELS_DIR: exported foundation models, one folder per model name (default DATA_DIR/models). */
+      modelsDir: string;
+      /** ONNX_THREADS: intra-op threads of each ONNX Runtime session (default: the cores shared among the model threads). */
+      onnxThreads: number;
+    };
+    /** FLOAT_SOURCES_DIR: registered float data sources (default DATA_DIR/float-sources). */
+    floatSourcesDir: string;
+  };
+  temporal: {
+    /** TEMPORAL_ADDRESS: an existing cluster; null means the server starts its own dev server. */
+    address: string | null;
+    /** Where every process of this deployment reaches Temporal: the cluster, else the embedded dev server. */
+    target: string;
+    namespace: string;
+    taskQueue: string;
+    /** Port of the embedded dev server. */
+    devPort: number;
+    /** The `temporal` CLI used for the embedded dev server. */
+    cliPath: string;
+    /** Whether the server process also runs a worker (off for API-only processes). */
+    runWorker: boolean;
+  };
+  jobs: {
+    forecastsPerChunk: number;
+    parallelism: number;
+    heartbeatTimeoutMs: number;
+  };
+  /** POST /v1-beta/forecast (README, Beta API). */
+  beta: {
+    /** Largest multipart upload, all parts together; larger is 413. */
+    maxUploadBytes: number;
+    /** Root of local locator sources; null (unset) refuses locators of local files. */
+    dataRoot: string | null;
+    /** Object-store URL schemes DuckDB may read for locator sources; empty refuses them. */
+    objectStores: string[];
+    /** DuckDB's memory limit for the schema logic (`2GB`); beyond it DuckDB spills to DATA_DIR. Null: DuckDB's default, 80% of RAM. */
+    duckdbMemoryLimit: string | null;
+    /** BETA_DUCKDB_INIT: the SQL of a file run when the beta database opens (object-store secrets and settings). */
+    duckdbInitSql: string | null;
+  };
+}
+
+export type Environment = Record<string, string | undefined>;
+
+/** The text of a file named by a setting; a file that cannot be read stops the start with its name. */
+function readSetting(name: string, file: string): string {
+  try {
+    return fs.readFileSync(path.resolve(file), 'utf8');
+  } catch (error) {
+    throw new Error(`${name}=${file} cannot be read: ${(error as Error).message}`);
+  }
+}
+
+function integer(env: Environment, name: string, fallback: number, min = 0): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < min) throw new Error(`${name} must be a number >= ${min}; got '${raw}'`);
+  return value;
+}
+
+/** A count of threads: a positive whole number, else the default (as documented). */
+function threads(env: Environment, name: string, fallback: number): number {
+  const configured = Number(env[name]);
+  return Number.isInteger(configured) && configured > 0 ? configured : fallback;
+}
+
+export function parseApiKeys(raw: string | undefined): Config['envKeys'] {
+  if (!raw) return [];
+  return raw
+    .split(',')
+    .map((pair) => pair.trim())
+    .filter(Boolean)
+    .map((pair) => {
+      const at = pair.indexOf(':');
+      if (at <= 0 || at === pair.length - 1) throw new Error(`FORECAST_API_KEYS entries are principal:key pairs; got '${pair}'`);
+      return { principal: pair.slice(0, at), key: pair.slice(at + 1) };
+    });
+}
+
+export function loadConfig(env: Environment): Config {
+  const dataDir = path.resolve(env.DATA_DIR || './data');
+  const cores = Math.max(1, os.availableParallelism());
+  const modelThreads = threads(env, 'MODEL_THREADS', cores);
+  const devPort = integer(env, 'TEMPORAL_DEV_PORT', 7233, 1);
+  const address = env.TEMPORAL_ADDRESS || null;
+  return {
+    port: integer(env, 'PORT', 8080),
+    host: env.HOST || '0.0.0.0',
+    dataDir,
+    envKeys: parseApiKeys(env.FORECAST_API_KEYS),
+    // The machine-readable reference names t0-beta as the default model (README, Decisions).
+    defaultModel: env.DEFAULT_MODEL || 't0-beta',
+    rateLimit: { perSecond: integer(env, 'RATE_LIMIT_PER_SECOND', 10), burst: integer(env, 'RATE_LIMIT_BURST', 50, 1) },
+    maxBodyBytes: integer(env, 'MAX_BODY_BYTES', 64 * 1024 * 1024, 1024),
+    engine: {
+      modelThreads,
+      models: {
+        modelsDir: path.resolve(env.MODELS_DIR || path.join(dataDir, 'models')),
+        // Each model thread gets an equal share of the cores, so concurrent batches do not oversubscribe the machine.
+        onnxThreads: threads(env, 'ONNX_THREADS', Math.max(1, Math.floor(cores / modelThreads))),
+      },
+      floatSourcesDir: path.resolve(env.FLOAT_SOURCES_DIR || path.join(dataDir, 'float-sources')),
+    },
+    temporal: {
+      address,
+      target: address ?? `127.0.0.1:${devPort}`,
+      namespace: env.TEMPORAL_NAMESPACE || 'default',
+      taskQueue: env.TEMPORAL_TASK_QUEUE || 'forecast-jobs',
+      devPort,
+      // Where set-up (scripts/ensure-temporal-cli.sh) caches the Temporal CLI, outside the repo.
+      cliPath: env.TEMPORAL_CLI || path.join(env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'forecasting-service', 'bin', 'temporal'),
+      runWorker: env.RUN_WORKER !== 'false',
+    },
+    jobs: {
+      forecastsPerChunk: integer(env, 'JOB_CHUNK_FORECASTS', 64, 1),
+      parallelism: integer(env, 'JOB_PARALLELISM', 8, 1),
+      heartbeatTimeoutMs: integer(env, 'JOB_HEARTBEAT_TIMEOUT_MS', 30_000, 1_000),
+    },
+    beta: {
+      maxUploadBytes: integer(env, 'BETA_MAX_UPLOAD_BYTES', 512 * 1024 * 1024, 1024),
+      dataRoot: env.BETA_DATA_ROOT ? path.resolve(env.BETA_DATA_ROOT) : null,
+      objectStores: (env.BETA_OBJECT_STORES ?? '')
+        .split(',')
+        .map((s) => s.trim().toLowerCase())
+        .filter(Boolean),
+      duckdbMemoryLimit: env.BETA_DUCKDB_MEMORY_LIMIT || null,
+      duckdbInitSql: env.BETA_DUCKDB_INIT ? readSetting('BETA_DUCKDB_INIT', env.BETA_DUCKDB_INIT) : null,
+    },
+  };
+}

@@ -1,0 +1,163 @@
+import { z } from 'zod';
+import { Timestamp } from '../request-schema.ts';
+import { DURATION_HELP, DURATION_PATTERN, duration, durationProblem, parseDuration, type Duration } from './duration.ts';
+
+/**
+ * The fields of the beta request (reference 2.8), each with its own schema. query-schema.ts adds
+ * the rules between fields (query-rules.ts) to make the one schema that validates the `query`
+ * part, types the engine and generates the OpenAPI document. Objects are strict, as in the
+ * stable API: an unknown property is a typo the caller wants to hear about. Forms the reference
+ * leaves open are fixed here and listed in the README (Beta API).
+ */
+
+export const DurationText = z
+  .string()
+  .superRefine((text, ctx) => {
+    if (!parseDuration(text)) ctx.addIssue({ code: 'custom', message: durationProblem(text) });
+  })
+  .meta({ id: 'BetaDuration', description: `A duration: ${DURATION_HELP}.`, pattern: DURATION_PATTERN, example: '1d' });
+
+export const AGGREGATES = ['sum', 'mean', 'min', 'max', 'first', 'last', 'count', 'median'] as const;
+export type Aggregate = (typeof AGGREGATES)[number];
+
+export const Impute = z
+  .union([z.strictObject({ const: z.number() }), z.enum(['zero', 'forward_fill', 'linear'])], {
+    error: 'impute is {"const": <number>}, "zero", "forward_fill" or "linear"',
+  })
+  .meta({
+    id: 'BetaImpute',
+    description: 'How a missing step is filled: a constant, zero, the last value carried forward, or linear interpolation between the neighbouring values.',
+  });
+export type Impute = z.output<typeof Impute>;
+
+const TimeRole = z.strictObject({ kind: z.literal('time'), frequency: DurationText });
+const TargetRole = z.strictObject({
+  kind: z.literal('target'),
+  aggregate: z
+    .enum(AGGREGATES)
+    .meta({ description: 'Combines the rows that fall in one step, and the children of a roll-up (first, last and count roll up by sum).' }),
+  impute: Impute.optional(),
+});
+
+export const ColumnRole = z
+  .union(
+    [z.enum(['identifier', 'historical']), z.discriminatedUnion('kind', [TimeRole, TargetRole], { error: 'an object role has kind "time" or "target"' })],
+    {
+      error: 'a column role is "identifier", "historical", {"kind": "time", "frequency": ...} or {"kind": "target", "aggregate": ..., "impute"?: ...}',
+    },
+  )
+  .meta({ id: 'BetaColumnRole' });
+export type ColumnRole = z.output<typeof ColumnRole>;
+
+const Columns = z.record(z.string().min(1), ColumnRole).refine((c) => Object.keys(c).length > 0, 'name at least the time and target columns');
+export type Columns = z.output<typeof Columns>;
+
+const INLINE_HELP = '"inline://<part name>" names an uploaded part; a locator (a path, a glob or an object-store URL) is a plain string';
+export const UriSource = z.strictObject({ uri: z.string().regex(/^inline:\/\/.+/, `the uri must be inline://<part name>; ${INLINE_HELP}`) });
+export const Source = z
+  .union([UriSource, z.string().min(1)], { error: `a source is {"uri": "inline://<part name>"} or a locator string; ${INLINE_HELP}` })
+  .meta({ id: 'BetaSource' });
+export type Source = z.output<typeof Source>;
+
+export const Hierarchies = z.record(z.string().min(1), z.array(z.array(z.string().min(1)).min(1)).min(1)).meta({
+  id: 'BetaHierarchies',
+  description:
+    'Roll-up paths: each key is an identifier column (the finest level), each list the identifiers it rolls up into, finest first: {"sku": [["store", "region"]]}.',
+});
+
+const Input = z
+  .strictObject({
+    source: Source,
+    columns: Columns.optional().meta({ description: 'Column name to role (reference 2.8).' }),
+    schema: Columns.optional().meta({ description: 'The same map under the name the locator form uses; give exactly one of columns and schema.' }),
+    hierarchies: Hierarchies.optional(),
+  })
+  .superRefine((input, ctx) => {
+    if ((input.columns === undefined) === (input.schema === undefined)) {
+      ctx.addIssue({ code: 'custom', path: ['columns'], message: 'give the column roles in exactly one of input.columns and input.schema' });
+    }
+  });
+
+const CovariateSchema = z.strictObject({
+  version: z.literal('0.3', { error: 'the covariate schema version is "0.3"' }),
+  source: Source,
+  columns: Columns,
+});
+
+export const BetaCovariate = z
+  .strictObject({
+    schema: CovariateSchema,
+    on: z.array(z.strictObject({ base: z.string().min(1), attached: z.string().min(1) })).min(1),
+  })
+  .meta({ id: 'BetaCovariate' });
+export type BetaCovariate = z.output<typeof BetaCovariate>;
+
+export const CutoffEntry = z
+  .union(
+    [
+      z.strictObject({
+        every: DurationText,
+        start: Timestamp.optional().meta({ description: 'Earliest cutoff; default: the data start plus prediction_length.' }),
+        end: Timestamp.optional().meta({ description: 'Latest cutoff, where the cutoffs count back from; default: the end of the data.' }),
+      }),
+      Timestamp,
+    ],
+    { error: 'a cutoff is a date or date-time on the frequency grid, or {"every": <duration>, "start"?: ..., "end"?: ...}' },
+  )
+  .meta({ id: 'BetaCutoff' });
+export type CutoffEntry = z.output<typeof CutoffEntry>;
+
+export const SelectorChoice = z
+  .union([z.string(), z.array(z.string()).min(1), z.null()], { error: 'a selector choice is "any", null, a value or a list of values' })
+  .meta({
+    description: '"any": the level keeps this identifier; null: the identifier is aggregated away; a value or list of values: kept, and only those values.',
+  });
+
+const notSupported = (what: string) => z.never({ error: `${what} is not supported by this server yet` }).optional();
+
+export const BetaQueryFields = z.strictObject({
+  input: Input,
+  prediction_length: DurationText,
+  context: DurationText.optional().meta({ description: 'History each forecast sees; default: all of it.' }),
+  cutoff: z.array(CutoffEntry).min(1).optional().meta({ description: 'Forecast origins (backtests); default: the end of each series.' }),
+  quantiles: z
+    .array(z.number().gt(0).lt(1))
+    .refine((q) => new Set(q).size === q.length, 'quantiles must be distinct')
+    .nullable()
+    .optional()
+    .meta({ description: 'Default (absent or null): [0.1, 0.9, 0.4, 0.5].' }),
+  selector: z.record(z.string().min(1), SelectorChoice).optional(),
+  covariates: z.array(BetaCovariate).optional(),
+  lead_time: notSupported('lead_time selection (every lead time up to prediction_length is returned)'),
+  span: notSupported('span (each row spans one frequency step)'),
+  peers: notSupported('peer selection'),
+});
+
+export type BetaQuery = z.output<typeof BetaQueryFields>;
+
+/** The column roles, wherever the caller put them (input.columns or input.schema). */
+export const inputColumns = (query: Pick<BetaQuery, 'input'>): Columns => (query.input.columns ?? query.input.schema)!;
+
+type TimeRole = Extract<ColumnRole, { kind: 'time' }>;
+
+export interface RoleSummary {
+  time: [string, TimeRole][];
+  targets: string[];
+  identifiers: string[];
+  historical: string[];
+}
+
+/** The columns of each role, in the order the query names them. */
+export function summariseRoles(columns: Columns): RoleSummary {
+  const out: RoleSummary = { time: [], targets: [], identifiers: [], historical: [] };
+  for (const [name, role] of Object.entries(columns)) {
+    if (role === 'identifier') out.identifiers.push(name);
+    else if (role === 'historical') out.historical.push(name);
+    else if (role.kind === 'time') out.time.push([name, role]);
+    else out.targets.push(name);
+  }
+  return out;
+}
+
+/** The frequency of a query that passed validation. */
+export const queryFrequency = (columns: Columns): Duration => duration(summariseRoles(columns).time[0][1].frequency);

@@ -1,0 +1,97 @@
+import type { ModelEntry } from '../models/registry.ts';
+import type { ContextSeries, ForecastOutput, ForecastTask, GlobalBatchOptions } from '../models/types.ts';
+import type { Engine } from './engine.ts';
+import { EngineError, type FieldRef } from './errors.ts';
+import type { Lane } from './threads/queue-order.ts';
+
+/**
+ * The forecast core that the stable and the beta pipelines share: the rules every task is made by
+ * (quantile levels, season length, which tasks a model couples), and the one runner that sends
+ * tasks to the model threads and checks what comes back. The pipelines differ only in how they
+ * plan tasks from their inputs and how they shape the answer.
+ */
+
+/** The reference's default quantiles (2.1). */
+export const DEFAULT_QUANTILES = [0.1, 0.9, 0.4, 0.5];
+
+/** The levels to predict: the requested ones, or the default when the request gives none (null). */
+export const quantileLevels = (requested: readonly number[] | null | undefined): readonly number[] => requested ?? DEFAULT_QUANTILES;
+
+/**
+ * The seasonal period a model is given: the caller's (model_config), else naive's own default (1,
+ * the last value), else the data's natural cycle for its frequency.
+ */
+export function seasonLength(model: string, configured: number | null, natural: number): number {
+  if (configured !== null) return configured;
+  return model === 'naive' ? 1 : natural;
+}
+
+/** What makes a model learn across a call's series (see ModelCapabilities.couplesSeries). */
+export interface CouplingCues {
+  /** Chronos-2's is_global. */
+  readonly crossLearning: boolean;
+  /** The call gives covariates, caller-supplied or generated. */
+  readonly covariates: boolean;
+}
+
+/** Whether the forecasts of different series depend on each other: then they run together. */
+export function couplesSeries(model: ModelEntry, cues: CouplingCues): boolean {
+  if (!model.capabilities.global) return false;
+  switch (model.capabilities.couplesSeries ?? 'always') {
+    case 'always':
+      return true;
+    case 'cross-learning':
+      return cues.crossLearning;
+    case 'covariates':
+      return cues.covariates;
+  }
+}
+
+export interface TaskBatch {
+  readonly model: ModelEntry;
+  readonly tasks: ForecastTask[];
+  /** Coupled tasks run as one batch on one thread, with the context series. */
+  readonly coupled: boolean;
+  /** `only_as_context` series, for a model that couples series. */
+  readonly context?: ContextSeries[];
+  readonly options?: GlobalBatchOptions;
+  readonly lane: Lane;
+}
+
+/** How errors name one task of a batch. */
+export interface TaskLabel {
+  /** The forecast in a failure: "series 3 at forecast creation date 40". */
+  readonly forecast: string;
+  /** What the caller must fix when the model refuses the task: "series 3". */
+  readonly subject: string;
+  /** The field a refusal points at, and its message there, given the model's reason. */
+  readonly field: FieldRef;
+  readonly fieldMessage: (reason: string) => string;
+}
+
+/**
+ * Forecasts every task, in order. A task the model refuses (ModelInputError: too short a history,
+ * ...) is an `invalid_request` at its label's field; any other failure, and a non-finite value,
+ * is `forecast_failed`: a model never hands back a forecast the caller cannot use.
+ */
+export async function runTasks(engine: Engine, batch: TaskBatch, label: (task: number) => TaskLabel): Promise<ForecastOutput[]> {
+  const { model, tasks } = batch;
+  const results = model.loadGlobal
+    ? await engine.threads.runGlobal(model.name, tasks, batch.context ?? [], batch.options ?? {}, batch.coupled, batch.lane)
+    : await engine.threads.runLocal(model.name, tasks, batch.lane);
+  return results.map((result, i) => {
+    if (!result.ok) {
+      const at = label(i);
+      if (result.inputError) {
+        throw new EngineError('invalid_request', `model '${model.name}' cannot forecast ${at.subject}: ${result.message}`, [
+          { ...at.field, message: at.fieldMessage(result.message) },
+        ]);
+      }
+      throw new EngineError('forecast_failed', `model '${model.name}' failed on ${at.forecast}: ${result.message}`);
+    }
+    if (!result.mean.every(Number.isFinite) || !result.quantiles.every((q) => q.every(Number.isFinite))) {
+      throw new EngineError('forecast_failed', `model '${model.name}' produced non-finite values for ${label(i).forecast}`);
+    }
+    return { mean: result.mean, quantiles: result.quantiles };
+  });
+}

@@ -1,0 +1,77 @@
+import { Piscina } from 'piscina';
+import type { ContextSeries, ForecastTask, GlobalBatchOptions, ModelSettings } from '../../models/types.ts';
+import { DeadlineTaskQueue, withQueueOptions, type Lane } from './queue-order.ts';
+import type { ThreadBatch, ThreadResult, ThreadData } from './worker.ts';
+
+/**
+ * The worker threads that fit and run models, so a long fit never blocks the event loop. Threads
+ * start from a small JavaScript bootstrap that registers tsx and loads the TypeScript task module,
+ * with the model settings in their workerData (they read no environment). They start on first
+ * use, and batches waiting for a thread start in the order of queue-order.ts: small interactive
+ * requests ahead of large ones and of job chunks.
+ */
+export class ModelThreads {
+  private pool: Piscina | undefined;
+
+  constructor(
+    readonly size: number,
+    private readonly models: ModelSettings,
+  ) {}
+
+  private get threads(): Piscina {
+    if (!this.pool) {
+      const workerData: ThreadData = { taskModule: new URL('./worker.ts', import.meta.url).href, models: this.models };
+      this.pool = new Piscina({
+        filename: new URL('./bootstrap.mjs', import.meta.url).href,
+        workerData,
+        minThreads: this.size,
+        maxThreads: this.size,
+        idleTimeout: 60_000,
+        taskQueue: new DeadlineTaskQueue(),
+      });
+    }
+    return this.pool;
+  }
+
+  /** Runs the tasks of one local model across the threads, in chunks, keeping the input order. */
+  async runLocal(model: string, tasks: ForecastTask[], lane: Lane = 'interactive'): Promise<ThreadResult[]> {
+    if (tasks.length === 0) return [];
+    // A few chunks per thread balance uneven fit times without paying a message per task.
+    const chunkSize = Math.max(1, Math.ceil(tasks.length / (this.size * 4)));
+    const chunks: Promise<ThreadResult[]>[] = [];
+    for (let start = 0; start < tasks.length; start += chunkSize) {
+      const batch: ThreadBatch = { model, tasks: tasks.slice(start, start + chunkSize) };
+      chunks.push(this.threads.run(withQueueOptions(batch, { lane, requestSize: tasks.length })));
+    }
+    return (await Promise.all(chunks)).flat();
+  }
+
+  /**
+   * Runs a global model's tasks, in input order. Coupled tasks (the model learns across them) are
+   * one batch on one thread; independent ones are split into one contiguous batch per thread, so
+   * a large request uses every core while each batch stays large for the model.
+   */
+  async runGlobal(
+    model: string,
+    tasks: ForecastTask[],
+    context: ContextSeries[],
+    options: GlobalBatchOptions = {},
+    coupled = true,
+    lane: Lane = 'interactive',
+  ): Promise<ThreadResult[]> {
+    if (tasks.length === 0) return [];
+    const size = coupled ? tasks.length : Math.ceil(tasks.length / this.size);
+    const batches: Promise<ThreadResult[]>[] = [];
+    for (let start = 0; start < tasks.length; start += size) {
+      const batch: ThreadBatch = { model, tasks: tasks.slice(start, start + size), context, options };
+      batches.push(this.threads.run(withQueueOptions(batch, { lane, requestSize: tasks.length })));
+    }
+    return (await Promise.all(batches)).flat();
+  }
+
+  async close(): Promise<void> {
+    const pool = this.pool;
+    this.pool = undefined;
+    await pool?.destroy();
+  }
+}

@@ -1,0 +1,75 @@
+/**
+ * Worker-thread entry: runs models off the event loop. A call carries a batch of tasks for one
+ * model, so that messaging costs little next to fitting: a share of a local model's tasks, or a
+ * global model's whole request. The model settings arrive in workerData.
+ */
+import { workerData } from 'node:worker_threads';
+import { modelEntry } from '../../models/registry.ts';
+import {
+  ModelInputError,
+  type ContextSeries,
+  type ForecastOutput,
+  type ForecastTask,
+  type GlobalBatchOptions,
+  type GlobalModel,
+  type LocalModel,
+  type ModelSettings,
+} from '../../models/types.ts';
+
+/** What every model thread is started with (pool.ts). */
+export interface ThreadData {
+  /** The module the bootstrap loads: this one. */
+  taskModule: string;
+  models: ModelSettings;
+}
+
+export interface ThreadBatch {
+  model: string;
+  tasks: ForecastTask[];
+  /** Set for global models: the request's `only_as_context` series. */
+  context?: ContextSeries[];
+  options?: GlobalBatchOptions;
+}
+
+export type ThreadResult = { ok: true; mean: Float64Array; quantiles: Float64Array[] } | { ok: false; inputError: boolean; message: string };
+
+const settings = (workerData as ThreadData).models;
+const loaded = new Map<string, Promise<LocalModel | GlobalModel>>();
+
+function load(name: string): Promise<LocalModel | GlobalModel> {
+  let model = loaded.get(name);
+  if (!model) {
+    const entry = modelEntry(name);
+    if (entry?.loadLocal) model = entry.loadLocal();
+    else if (entry?.loadGlobal) model = entry.loadGlobal(settings);
+    else throw new Error(`model ${name} has no implementation on this server`);
+    loaded.set(name, model);
+  }
+  return model;
+}
+
+const failure = (err: unknown): ThreadResult => ({
+  ok: false,
+  inputError: err instanceof ModelInputError,
+  message: err instanceof Error ? err.message : String(err),
+});
+const success = (out: ForecastOutput): ThreadResult => ({ ok: true, mean: out.mean, quantiles: out.quantiles });
+
+export default async function runBatch(batch: ThreadBatch): Promise<ThreadResult[]> {
+  const model = await load(batch.model);
+  if ('forecastBatch' in model) {
+    try {
+      return (await model.forecastBatch(batch.tasks, batch.context ?? [], batch.options)).map(success);
+    } catch (err) {
+      // A global model fails as a whole: every task reports the same cause.
+      return batch.tasks.map(() => failure(err));
+    }
+  }
+  return batch.tasks.map((task) => {
+    try {
+      return success(model.forecast(task));
+    } catch (err) {
+      return failure(err);
+    }
+  });
+}

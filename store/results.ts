@@ -1,0 +1,148 @@
+import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
+import { quantileKey } from '../engine/quantile-key.ts';
+import type { InputSerie } from '../engine/request-schema.ts';
+import type { Metrics, Prediction } from '../engine/response-schema.ts';
+import { sqlString, withConnection } from '../engine/sql.ts';
+import { storeDatabase } from './duckdb.ts';
+
+/**
+ * A job's results as Parquet: the columns (defined once here, for writing and reading), one
+ * chunk's parts written, and the parts read back for polling, counting and export.
+ *
+ * predictions: one row per forecast step; metrics: one row per (series, forecast creation date).
+ * Both start with the identifying columns; a quantile level's column is `q_0_1` for 0.1 (no dots,
+ * so SQL needs no quoting).
+ */
+
+const IDENTIFYING = ['job_id VARCHAR', 'model VARCHAR', 'series_index INTEGER', 'fcd_index INTEGER', 'fcd INTEGER', 'fcd_timestamp VARCHAR'];
+const METRIC_NAMES = ['mae', 'mape', 'crps', 'wape', 'scaled_bias'] as const satisfies readonly (keyof Metrics)[];
+
+export const quantileColumn = (level: number): string => `q_${quantileKey(level).replace('.', '_')}`;
+
+const predictionColumns = (levels: readonly number[]) => [
+  ...IDENTIFYING,
+  'step INTEGER',
+  '"timestamp" VARCHAR',
+  'mean DOUBLE',
+  ...levels.map((l) => `${quantileColumn(l)} DOUBLE`),
+  'actual DOUBLE',
+];
+const METRIC_COLUMNS = [...IDENTIFYING, 'known_steps INTEGER', ...METRIC_NAMES.map((m) => `${m} DOUBLE`)];
+
+/** One forecast of a job, as its results record it. */
+export interface ForecastResult {
+  /** Position of the series in the job's request, and of the creation date in its `fcds`. */
+  seriesIndex: number;
+  fcdIndex: number;
+  /** The creation date as a history length. */
+  fcd: number;
+  /** The series as the request gave it: its index names the creation time, its target gives the actuals. */
+  serie: InputSerie;
+  prediction: Prediction;
+}
+
+const num = (a: DuckDBAppender, v: number | null | undefined) => (v == null ? a.appendNull() : a.appendDouble(v));
+
+/** Writes one chunk's predictions and metrics as Parquet files at the given locations. */
+export async function writeResultParts(
+  files: Record<'predictions' | 'metrics', string>,
+  job: { jobId: string; model: string; quantiles: readonly number[] },
+  results: readonly ForecastResult[],
+): Promise<void> {
+  const keys = job.quantiles.map(quantileKey);
+  await withConnection(await storeDatabase(), async (connection) => {
+    const suffix = `${process.pid}_${Math.random().toString(36).slice(2)}`;
+    const pred = `pred_${suffix}`;
+    const met = `met_${suffix}`;
+    try {
+      await connection.run(`CREATE TEMP TABLE ${pred} (${predictionColumns(job.quantiles).join(', ')})`);
+      await connection.run(`CREATE TEMP TABLE ${met} (${METRIC_COLUMNS.join(', ')})`);
+      const pa = await connection.createAppender(pred, 'main', 'temp');
+      const ma = await connection.createAppender(met, 'main', 'temp');
+      for (const { serie, fcd, seriesIndex, fcdIndex, prediction: answer } of results) {
+        const identify = (a: DuckDBAppender) => {
+          a.appendVarchar(job.jobId);
+          a.appendVarchar(job.model);
+          a.appendInteger(seriesIndex);
+          a.appendInteger(fcdIndex);
+          a.appendInteger(fcd);
+          a.appendVarchar(serie.index[fcd - 1]);
+        };
+        const { prediction, index, metrics } = answer;
+        const quantiles = keys.map((k) => prediction[k]);
+        for (let h = 0; h < index.length; h++) {
+          identify(pa);
+          pa.appendInteger(h + 1);
+          pa.appendVarchar(index[h]);
+          pa.appendDouble(prediction.mean[h]);
+          for (const q of quantiles) pa.appendDouble(q[h]);
+          num(pa, serie.target[fcd + h]);
+          pa.endRow();
+        }
+        identify(ma);
+        ma.appendInteger(Math.max(0, Math.min(index.length, serie.target.length - fcd)));
+        for (const m of METRIC_NAMES) num(ma, metrics?.[m]);
+        ma.endRow();
+      }
+      pa.closeSync();
+      ma.closeSync();
+      await connection.run(`COPY ${pred} TO ${sqlString(files.predictions)} (FORMAT parquet)`);
+      await connection.run(`COPY ${met} TO ${sqlString(files.metrics)} (FORMAT parquet)`);
+    } finally {
+      await connection.run(`DROP TABLE IF EXISTS ${pred}`).catch(() => undefined);
+      await connection.run(`DROP TABLE IF EXISTS ${met}`).catch(() => undefined);
+    }
+  });
+}
+
+const inStore = <T>(work: (c: DuckDBConnection) => Promise<T>): Promise<T> => storeDatabase().then((db) => withConnection(db, work));
+
+/** Rows in the Parquet files a glob matches. */
+export function countRows(glob: string): Promise<number> {
+  return inStore(async (c) => Number((await c.runAndReadAll(`SELECT count(*)::INTEGER AS n FROM read_parquet(${sqlString(glob)})`)).getRowObjects()[0].n));
+}
+
+/** Predictions of series [from, to) from the parts: `series[i][j]` in the synchronous response's shape. */
+export function readPredictions(
+  globs: Record<'predictions' | 'metrics', string>,
+  quantiles: readonly number[],
+  from: number,
+  to: number,
+): Promise<Prediction[][]> {
+  const keys = quantiles.map(quantileKey);
+  const out: Prediction[][] = Array.from({ length: to - from }, () => []);
+  return inStore(async (c) => {
+    const range = `WHERE series_index >= ${from} AND series_index < ${to}`;
+    const predictions = await c.runAndReadAll(
+      `SELECT series_index, fcd_index, "timestamp", mean${quantiles.map((l) => `, ${quantileColumn(l)}`).join('')}
+       FROM read_parquet(${sqlString(globs.predictions)}) ${range} ORDER BY series_index, fcd_index, step`,
+    );
+    for (const row of predictions.getRows()) {
+      const [series, fcd, timestamp, mean, ...values] = row as [number, number, string, number, ...number[]];
+      const entry = (out[series - from][fcd] ??= {
+        prediction: { mean: [], ...Object.fromEntries(keys.map((k) => [k, [] as number[]])) },
+        index: [],
+        metrics: null,
+      });
+      entry.index.push(timestamp);
+      entry.prediction.mean.push(mean);
+      keys.forEach((k, q) => entry.prediction[k].push(values[q]));
+    }
+    const metrics = await c.runAndReadAll(
+      `SELECT series_index, fcd_index, known_steps, ${METRIC_NAMES.join(', ')} FROM read_parquet(${sqlString(globs.metrics)}) ${range}`,
+    );
+    for (const [series, fcd, known, ...values] of metrics.getRows() as [number, number, number, ...(number | null)[]][]) {
+      const entry = out[series - from][fcd];
+      if (entry && known > 0) entry.metrics = Object.fromEntries(METRIC_NAMES.map((m, k) => [m, values[k]])) as Metrics;
+    }
+    return out;
+  });
+}
+
+/** The parts a glob matches merged into one Parquet file at `location`, in series and step order. */
+export function mergeParts(glob: string, table: 'predictions' | 'metrics', location: string): Promise<void> {
+  const order = table === 'predictions' ? 'series_index, fcd_index, step' : 'series_index, fcd_index';
+  return inStore((c) =>
+    c.run(`COPY (SELECT * FROM read_parquet(${sqlString(glob)}) ORDER BY ${order}) TO ${sqlString(location)} (FORMAT parquet)`).then(() => undefined),
+  );
+}
