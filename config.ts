@@ -1,7 +1,7 @@
 /**
  * The service's configuration: the one place the environment is read (README, "Configuration").
- * The entry points (bin/) call `loadConfig` once and pass the result down; below them nothing
- * reads `process.env`, and worker threads receive their share of it through `workerData`.
+ * The entry points (bin/) call `loadConfig` once and pass the result down; nothing else reads
+ * `process.env`, and worker threads receive their share of it through `workerData`.
  * This module imports nothing of the project, so every layer may import its types.
  */
 import fs from 'node:fs';
@@ -103,7 +103,8 @@ export function parseApiKeys(raw: string | undefined): Config['envKeys'] {
     });
 }
 
-export function loadConfig(env: Environment): Config {
+/** The configuration from the environment (the process's, unless another is given: tests, tools). */
+export function loadConfig(env: Environment = process.env): Config {
   const dataDir = path.resolve(env.DATA_DIR || './data');
   const cores = Math.max(1, os.availableParallelism());
   const modelThreads = threads(env, 'MODEL_THREADS', cores);

@@ -5,7 +5,7 @@ import { createKey, listKeys, revokeKey } from '../api/keys-store.ts';
 const USAGE = 'usage: npm run keys -- create <principal> | list | revoke <key-id-or-prefix>';
 
 async function main(args: string[]): Promise<number> {
-  const { dataDir } = loadConfig(process.env);
+  const { dataDir } = loadConfig();
   const [command, arg] = args;
   if (command === 'create' && arg) {
     const { id, key } = await createKey(dataDir, arg);

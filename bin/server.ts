@@ -11,7 +11,7 @@ import { Engine } from '../engine/engine.ts';
 import { JobStore } from '../store/job-store.ts';
 import { connectTemporal } from './temporal.ts';
 
-const config = loadConfig(process.env);
+const config = loadConfig();
 const engine = new Engine(config.engine);
 const store = JobStore.local(config.dataDir);
 const temporal = await connectTemporal(config);

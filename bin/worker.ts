@@ -7,7 +7,7 @@ import { loadConfig } from '../config.ts';
 import { Engine } from '../engine/engine.ts';
 import { JobStore } from '../store/job-store.ts';
 
-const config = loadConfig(process.env);
+const config = loadConfig();
 const engine = new Engine(config.engine);
 const worker = await createJobWorker(
   {

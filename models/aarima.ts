@@ -1,5 +1,6 @@
 import type { Regressors } from './arima/fit.ts';
-import { autoArima, forecastModel, AutoArimaError } from './arima/search.ts';
+import { AutoArimaError, forecastModel } from './arima/auto-arima-model.ts';
+import { autoArima } from './arima/search.ts';
 import { isConstant } from './arima/unit-root.ts';
 import { gaussianQuantiles } from './normal.ts';
 import { ModelInputError, type ForecastOutput, type ForecastTask, type LocalModel } from './types.ts';

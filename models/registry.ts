@@ -45,8 +45,8 @@ const installedFoundation =
   (name: FoundationName) =>
   (settings: ModelSettings): string | null => {
     const found = inspectModel(name, settings.modelsDir);
-  return found.ok ? null : found.reason;
-};
+    return found.ok ? null : found.reason;
+  };
 
 const ENTRIES: ModelEntry[] = [
   { name: 'naive', capabilities: local(), loadLocal: async () => (await import('./naive.ts')).naive },

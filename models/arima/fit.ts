@@ -13,11 +13,15 @@
  * scale. The covariance of the estimates is the inverse numerical Hessian (delta method through
  * the transform); a fit whose Hessian cannot be inverted fails, as in R.
  */
+import { congruence, invert } from '../linalg.ts';
 import { minimizeBfgs, numericHessian, type OptimResult } from './bfgs.ts';
 import { cssMeanSquare, differenceForCss, sparsePoly } from './css.ts';
-import { differencingPolynomial, kalmanForecast, kalmanLikelihood, makeStateSpace, resetStateSpace, type ArimaStateSpace } from './kalman.ts';
-import { congruence, invert, leastSquares, symmetricEigenvectors } from '../linalg.ts';
+import { kalmanForecast } from './kalman-forecast.ts';
+import { kalmanLikelihood } from './kalman.ts';
+import { ArimaObjectives, masked } from './objectives.ts';
 import { invertMa } from './polyroot.ts';
+import { removeRegression, startRegression, unrotateRegression } from './regression.ts';
+import { differencingPolynomial, makeStateSpace, type ArimaStateSpace } from './state-space.ts';
 import { armaCount, expandArma, hasRootWithin, invTransform, rootsOutside, transformJacobian, undoTransform, type ArmaOrders } from './transform.ts';
 
 /** A fit stats::arima would stop with an error on. */
@@ -82,115 +86,11 @@ export interface ArimaFit {
 
 const LOG_2PI = Math.log(2 * Math.PI);
 
-/** x - X beta over the regression columns (or a copy of x). */
-function removeRegression(x: Float64Array, cols: readonly Float64Array[], beta: ArrayLike<number>, offset: number, out: Float64Array): void {
-  const n = x.length;
-  if (cols.length === 0) {
-    out.set(x);
-    return;
-  }
-  for (let i = 0; i < n; i++) {
-    let s = 0;
-    for (let j = 0; j < cols.length; j++) s += cols[j][i] * beta[offset + j];
-    out[i] = x[i] - s;
-  }
-}
-
-function diffSeries(x: Float64Array, lag: number, times: number): Float64Array {
-  let cur = x;
-  for (let t = 0; t < times; t++) {
-    const out = new Float64Array(Math.max(0, cur.length - lag));
-    for (let i = 0; i < out.length; i++) out[i] = cur[i + lag] - cur[i];
-    cur = out;
-  }
-  return cur;
-}
-
 /** True when 1 - ar_1 z - ... has all roots outside the unit circle (trailing zeros dropped). */
 function arStationary(ar: ArrayLike<number>, off: number, k: number): boolean {
   const c = new Float64Array(k);
   for (let i = 0; i < k; i++) c[i] = ar[off + i];
   return rootsOutside(c, k, 1);
-}
-
-/** Objective factory shared by the CSS and likelihood optimisations. */
-class ArimaObjectives {
-  readonly n: number;
-  private readonly work: Float64Array;
-  private readonly w: Float64Array;
-  private readonly resid: Float64Array;
-  private readonly par: Float64Array;
-  private readonly narma: number;
-  private cachedW = false;
-  private ss: ArimaStateSpace | null = null;
-
-  constructor(
-    private readonly x: Float64Array,
-    private readonly o: ArmaOrders,
-    private readonly cols: readonly Float64Array[],
-    private readonly base: Float64Array,
-    private readonly mask: readonly boolean[],
-    private readonly delta: Float64Array,
-  ) {
-    this.n = x.length;
-    this.work = new Float64Array(this.n);
-    this.w = new Float64Array(this.n);
-    this.resid = new Float64Array(this.n);
-    this.par = new Float64Array(base.length);
-    this.narma = armaCount(o);
-  }
-
-  private fill(p: ArrayLike<number>): Float64Array {
-    const par = this.par;
-    par.set(this.base);
-    let k = 0;
-    for (let i = 0; i < par.length; i++) if (this.mask[i]) par[i] = p[k++];
-    return par;
-  }
-
-  /** 0.5 log(mean squared conditional residual). */
-  css(ncond: number): (p: Float64Array) => number {
-    return (p) => {
-      const par = this.fill(p);
-      const { phi, theta } = expandArma(par, this.o, false);
-      if (this.cols.length > 0 || !this.cachedW) {
-        removeRegression(this.x, this.cols, par, this.narma, this.work);
-        differenceForCss(this.work, this.o, this.w);
-        this.cachedW = this.cols.length === 0;
-      }
-      const res = cssMeanSquare(this.w, this.n, sparsePoly(phi), sparsePoly(theta), theta.length, ncond, this.resid);
-      return 0.5 * Math.log(res);
-    };
-  }
-
-  /** Concentrated negative log-likelihood per observation, 0.5 (log(s2) + sumlog / nu). */
-  likelihood(transform: boolean): (p: Float64Array) => number {
-    return (p) => {
-      const par = this.fill(p);
-      const { phi, theta } = expandArma(par, this.o, transform);
-      const r = Math.max(phi.length, theta.length + 1);
-      if (r > 350) return Number.MAX_VALUE;
-      let ss = this.ss;
-      if (!ss || ss.phi.length !== phi.length || ss.theta.length !== theta.length) {
-        ss = makeStateSpace(phi, theta, this.delta);
-        this.ss = ss;
-      } else {
-        ss.phi.set(phi);
-        ss.theta.set(theta);
-        resetStateSpace(ss);
-      }
-      removeRegression(this.x, this.cols, par, this.narma, this.work);
-      const { ssq, sumlog, nu } = kalmanLikelihood(this.work, ss, undefined, { sumsOnly: true });
-      const s2 = ssq / nu;
-      return 0.5 * (Math.log(s2) + sumlog / nu);
-    };
-  }
-}
-
-function masked(v: ArrayLike<number>, mask: readonly boolean[]): Float64Array {
-  const out: number[] = [];
-  for (let i = 0; i < mask.length; i++) if (mask[i]) out.push(v[i]);
-  return Float64Array.from(out);
 }
 
 /** inv(H * nUsed), or A' inv(H * nUsed) A. */
@@ -263,55 +163,17 @@ export function fitArima(y: ArrayLike<number>, opts: ArimaOptions): ArimaFit {
   nUsed -= delta.length;
   let rotation: Float64Array | null = null;
   if (ncxreg > 0) {
-    let origXreg = ncxreg === 1;
-    for (let j = 0; j < ncxreg; j++) if (!mask[narma + j]) origXreg = true;
-    if (!origXreg) {
-      // Rotate the regressors onto their principal axes (right singular vectors) so the
-      // optimiser sees roughly uncorrelated coefficients.
-      const XtX = new Float64Array(ncxreg * ncxreg);
-      for (let a = 0; a < ncxreg; a++)
-        for (let b = 0; b < ncxreg; b++) {
-          let s = 0;
-          for (let i = 0; i < n; i++) if (!cols.some((c) => Number.isNaN(c[i]))) s += cols[a][i] * cols[b][i];
-          XtX[a * ncxreg + b] = s;
-        }
-      rotation = symmetricEigenvectors(XtX, ncxreg);
-      const rotated = cols.map(() => new Float64Array(n));
-      for (let i = 0; i < n; i++)
-        for (let c = 0; c < ncxreg; c++) {
-          let s = 0;
-          for (let k = 0; k < ncxreg; k++) s += cols[k][i] * rotation[k * ncxreg + c];
-          rotated[c][i] = s;
-        }
-      cols = rotated;
-    }
-    let dx: Float64Array = x;
-    let dcols: Float64Array[] = cols;
-    if (o.d > 0) {
-      dx = diffSeries(dx, 1, o.d);
-      dcols = dcols.map((c) => diffSeries(c, 1, o.d));
-    }
-    if (o.m > 1 && o.D > 0) {
-      dx = diffSeries(dx, o.m, o.D);
-      dcols = dcols.map((c) => diffSeries(c, o.m, o.D));
-    }
-    const flat = (cs: Float64Array[], len: number) => {
-      const out = new Float64Array(len * cs.length);
-      cs.forEach((c, j) => out.set(c, j * len));
-      return out;
-    };
-    let ls =
-      dx.length > ncxreg
-        ? leastSquares(dx, flat(dcols, dx.length), dx.length, ncxreg)
-        : { rank: 0, coef: new Float64Array(ncxreg), se: new Float64Array(ncxreg) };
-    if (ls.rank === 0) ls = leastSquares(x, flat(cols, n), n, ncxreg);
-    let complete = 0;
-    for (let i = 0; i < n; i++) if (!isMissing(i)) complete++;
-    nUsed = complete - delta.length;
-    for (let j = 0; j < ncxreg; j++) {
-      init0[narma + j] = ls.coef[j];
-      parscale[narma + j] = 10 * ls.se[j];
-    }
+    const start = startRegression(
+      x,
+      cols,
+      o,
+      mask.slice(narma).some((estimated) => !estimated),
+    );
+    cols = start.cols;
+    rotation = start.rotation;
+    nUsed = start.complete - delta.length;
+    init0.set(start.coef, narma);
+    parscale.set(start.scale, narma);
   }
   if (nUsed <= 0) throw new ArimaFitError('too few non-missing observations');
 
@@ -432,29 +294,7 @@ export function fitArima(y: ArrayLike<number>, opts: ArimaOptions): ArimaFit {
   const nMask = mask.filter(Boolean).length;
   const aic = method !== 'CSS' ? value + 2 * nMask + 2 : NaN;
 
-  if (rotation) {
-    // Back to the original regressors: beta = V gamma, Var(beta) = A Var A' with A = blockdiag(I, V).
-    const gamma = coef.slice(narma);
-    for (let i = 0; i < ncxreg; i++) {
-      let s = 0;
-      for (let j = 0; j < ncxreg; j++) s += rotation[i * ncxreg + j] * gamma[j];
-      coef[narma + i] = s;
-    }
-    if (varCoef) {
-      const idx = mask.flatMap((m, i) => (m ? [i] : []));
-      const kk = idx.length;
-      // The rotation's transpose At, so that A V A' = congruence(V, At).
-      const At = new Float64Array(kk * kk);
-      for (let a = 0; a < kk; a++)
-        for (let b = 0; b < kk; b++) {
-          const ia = idx[a];
-          const ib = idx[b];
-          if (ia >= narma && ib >= narma) At[a * kk + b] = rotation[(ib - narma) * ncxreg + (ia - narma)];
-          else At[a * kk + b] = ia === ib ? 1 : 0;
-        }
-      varCoef = congruence(varCoef, At, kk);
-    }
-  }
+  if (rotation) varCoef = unrotateRegression(coef, varCoef, rotation, mask, narma);
 
   return {
     orders: o,

@@ -389,4 +389,6 @@ export async function forecastChronos2(
  * `is_global` turns cross-learning on.
  */
 export const chronos2Model = (settings: ModelSettings): GlobalModel =>
-  onnxModel('chronos-2', settings, (run, manifest, tasks, context, options) => forecastChronos2(run, manifest, tasks, { crossLearning: options.crossLearning, context }));
+  onnxModel('chronos-2', settings, (run, manifest, tasks, context, options) =>
+    forecastChronos2(run, manifest, tasks, { crossLearning: options.crossLearning, context }),
+  );

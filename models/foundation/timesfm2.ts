@@ -142,4 +142,5 @@ export async function forecastTimesFM2(run: Runner, m: TimesFM2Manifest, tasks: 
 }
 
 /** The service's timesfm-2 (MODELS_DIR/timesfm-2). */
-export const timesfm2Model = (settings: ModelSettings): GlobalModel => onnxModel('timesfm-2', settings, (run, manifest, tasks) => forecastTimesFM2(run, manifest, tasks));
+export const timesfm2Model = (settings: ModelSettings): GlobalModel =>
+  onnxModel('timesfm-2', settings, (run, manifest, tasks) => forecastTimesFM2(run, manifest, tasks));

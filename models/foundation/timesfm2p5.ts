@@ -342,4 +342,5 @@ export async function predictTimesFM25WithCovariates(
 }
 
 /** The service's timesfm-2p5 (MODELS_DIR/timesfm-2p5). */
-export const timesfm25Model = (settings: ModelSettings): GlobalModel => onnxModel('timesfm-2p5', settings, (run, manifest, tasks) => forecastTimesFM25(run, manifest, tasks));
+export const timesfm25Model = (settings: ModelSettings): GlobalModel =>
+  onnxModel('timesfm-2p5', settings, (run, manifest, tasks) => forecastTimesFM25(run, manifest, tasks));

@@ -9,6 +9,10 @@
  * at prediction time they go left, as they did in training.
  */
 
+import type { BinnedMatrix } from './binning.ts';
+import { rng } from './random.ts';
+import { leafOfBinned, type Booster, type Tree } from './trees.ts';
+
 export interface GbdtParams {
   /** Leaves per tree. */
   readonly numLeaves: number;
@@ -43,141 +47,6 @@ export const DEFAULT_PARAMS: GbdtParams = {
   seed: 1,
 };
 
-/** Rows of features, row-major: `values[row * features + feature]`. */
-export interface Matrix {
-  readonly rows: number;
-  readonly features: number;
-  readonly values: Float64Array;
-}
-
-/** A small deterministic generator (mulberry32), so a fit is reproducible. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-// ---------------------------------------------------------------------------------------------
-// Binning
-
-/** Per feature, ascending upper edges: a value v falls in bin 1 + #(edges < v); NaN in bin 0. */
-export interface Bins {
-  readonly edges: Float64Array[];
-}
-
-export function fitBins(x: Matrix, maxBins: number, seed: number): Bins {
-  const sampleSize = Math.min(x.rows, 30_000);
-  const random = rng(seed ^ 0x9e3779b9);
-  const rows =
-    sampleSize === x.rows ? Uint32Array.from({ length: x.rows }, (_, i) => i) : Uint32Array.from({ length: sampleSize }, () => Math.floor(random() * x.rows));
-  const edges: Float64Array[] = [];
-  const column = new Float64Array(rows.length);
-  for (let f = 0; f < x.features; f++) {
-    let n = 0;
-    for (const r of rows) {
-      const v = x.values[r * x.features + f];
-      if (!Number.isNaN(v)) column[n++] = v;
-    }
-    const sorted = column.subarray(0, n).slice().sort();
-    const distinct: number[] = [];
-    for (let i = 0; i < n; i++) if (i === 0 || sorted[i] !== sorted[i - 1]) distinct.push(sorted[i]);
-    const cuts: number[] = [];
-    const numeric = maxBins - 1;
-    if (distinct.length <= numeric) {
-      for (let i = 0; i + 1 < distinct.length; i++) cuts.push((distinct[i] + distinct[i + 1]) / 2);
-    } else {
-      for (let b = 1; b < numeric; b++) {
-        const v = sorted[Math.floor((b * n) / numeric)];
-        const prev = sorted[Math.floor((b * n) / numeric) - 1];
-        const cut = (v + prev) / 2;
-        if (v !== prev && (cuts.length === 0 || cut > cuts[cuts.length - 1])) cuts.push(cut);
-      }
-    }
-    edges.push(Float64Array.from(cuts));
-  }
-  return { edges };
-}
-
-function binOf(edges: Float64Array, v: number): number {
-  if (Number.isNaN(v)) return 0;
-  let lo = 0;
-  let hi = edges.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (edges[mid] < v) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo + 1;
-}
-
-export function applyBins(x: Matrix, bins: Bins): Uint8Array {
-  const out = new Uint8Array(x.rows * x.features);
-  for (let r = 0; r < x.rows; r++) {
-    const base = r * x.features;
-    for (let f = 0; f < x.features; f++) out[base + f] = binOf(bins.edges[f], x.values[base + f]);
-  }
-  return out;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Trees
-
-/**
- * A tree as flat arrays. Internal node i: rows with `bin <= splitBin[i]` (value <= threshold[i],
- * or NaN) go to `left[i]`, others to `right[i]`; a child index < 0 is the leaf ~child.
- */
-export interface Tree {
-  readonly feature: Int32Array;
-  readonly splitBin: Int32Array;
-  readonly threshold: Float64Array;
-  readonly left: Int32Array;
-  readonly right: Int32Array;
-  readonly leafValue: Float64Array;
-}
-
-export interface Booster {
-  readonly base: number;
-  readonly trees: Tree[];
-  readonly features: number;
-}
-
-export function predictRow(model: Booster, x: Float64Array, offset = 0, trees = model.trees.length): number {
-  let sum = model.base;
-  for (let t = 0; t < trees; t++) {
-    const tree = model.trees[t];
-    let node = 0;
-    if (tree.feature.length === 0) {
-      sum += tree.leafValue[0];
-      continue;
-    }
-    for (;;) {
-      const v = x[offset + tree.feature[node]];
-      const next = Number.isNaN(v) || v <= tree.threshold[node] ? tree.left[node] : tree.right[node];
-      if (next < 0) {
-        sum += tree.leafValue[~next];
-        break;
-      }
-      node = next;
-    }
-  }
-  return sum;
-}
-
-function leafOfBinned(tree: Tree, bins: Uint8Array, base: number): number {
-  if (tree.feature.length === 0) return 0;
-  let node = 0;
-  for (;;) {
-    const next = bins[base + tree.feature[node]] <= tree.splitBin[node] ? tree.left[node] : tree.right[node];
-    if (next < 0) return ~next;
-    node = next;
-  }
-}
-
 interface Split {
   gain: number;
   feature: number;
@@ -209,19 +78,6 @@ export interface FitResult {
   readonly rounds: number;
   /** Validation mean squared error per round, when validated. */
   readonly validationLoss: number[];
-}
-
-/** A matrix bucketed once, so that several fits on subsets of its rows share the work. */
-export interface BinnedMatrix {
-  readonly rows: number;
-  readonly features: number;
-  readonly bins: Bins;
-  readonly binned: Uint8Array;
-}
-
-export function binMatrix(x: Matrix, maxBins: number, seed: number): BinnedMatrix {
-  const bins = fitBins(x, maxBins, seed);
-  return { rows: x.rows, features: x.features, bins, binned: applyBins(x, bins) };
 }
 
 /**

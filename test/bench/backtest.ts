@@ -20,7 +20,7 @@ import { computePredictions } from '../../engine/forecast.ts';
 import { ForecastRequest } from '../../engine/request-schema.ts';
 import { JobStore } from '../../store/job-store.ts';
 
-const config = loadConfig(process.env);
+const config = loadConfig();
 const engine = new Engine(config.engine);
 
 const HORIZON = 48;

@@ -66,3 +66,18 @@ export async function writeParquet(file: string, sql: string): Promise<string> {
   }
   return file;
 }
+
+/** 14 days, stores a and b, skus 1 and 2: sales = day + 1, times 10 for sku 2, plus 100 in store b. */
+export const RETAIL = `
+  SELECT TIMESTAMP '2024-01-01' + INTERVAL (d) DAY AS ts, store, sku, (d + 1) * (CASE WHEN sku = 2 THEN 10 ELSE 1 END) + (CASE WHEN store = 'b' THEN 100 ELSE 0 END) AS sales
+  FROM range(14) r(d), (VALUES ('a'), ('b')) s(store), (VALUES (1), (2)) k(sku)`;
+export const retailQuery = (extra: Record<string, unknown> = {}, input: Record<string, unknown> = {}) => ({
+  input: {
+    source: { uri: 'inline://sales' },
+    columns: { ts: { kind: 'time', frequency: '1d' }, store: 'identifier', sku: 'identifier', sales: { kind: 'target', aggregate: 'sum' } },
+    ...input,
+  },
+  prediction_length: '3d',
+  quantiles: [0.1, 0.9],
+  ...extra,
+});

@@ -9,7 +9,7 @@ import { testServer } from '../api/helpers.ts';
 
 /** A real Temporal dev server for a test file, from the CLI that set-up placed in the cache. */
 export function startTestTemporal(): Promise<TestWorkflowEnvironment> {
-  return TestWorkflowEnvironment.createLocal({ server: { executable: { type: 'existing-path', path: loadConfig(process.env).temporal.cliPath } } });
+  return TestWorkflowEnvironment.createLocal({ server: { executable: { type: 'existing-path', path: loadConfig().temporal.cliPath } } });
 }
 
 export interface JobsStack {

@@ -1,0 +1,82 @@
+/**
+ * The layout of ARCHITECTURE (README, "Layout"), checked on the code's own imports: data flows one
+ * way, nothing imports in a circle, the environment is read in config.ts alone, and every source
+ * file stays small enough to read in one sitting.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import madge from 'madge';
+import { beforeAll, describe, expect, test } from 'vitest';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const SOURCES = ['config.ts', 'bin', 'api', 'engine', 'models', 'store', 'activities', 'workflows', 'datasets'];
+
+/** What each part may import (besides itself and packages). `bin` wires everything. */
+const MAY_IMPORT: Record<string, readonly string[]> = {
+  'config.ts': [],
+  bin: SOURCES,
+  api: ['config.ts', 'engine', 'store', 'models', 'workflows'],
+  activities: ['engine', 'models', 'store'],
+  workflows: ['activities'],
+  store: ['engine'],
+  engine: ['models'],
+  models: [],
+  datasets: [],
+};
+
+const partOf = (file: string) => (file.includes('/') ? file.slice(0, file.indexOf('/')) : file);
+
+let graph: Record<string, string[]>;
+let circles: string[][];
+beforeAll(async () => {
+  const result = await madge(SOURCES, { baseDir: ROOT, fileExtensions: ['ts', 'mjs'] });
+  graph = result.obj();
+  circles = result.circular();
+});
+
+function sourceFiles(): string[] {
+  const out: string[] = [];
+  const walk = (entry: string) => {
+    const full = path.join(ROOT, entry);
+    if (fs.statSync(full).isDirectory()) for (const name of fs.readdirSync(full)) walk(path.join(entry, name));
+    else if (/\.(ts|mjs)$/.test(entry)) out.push(entry);
+  };
+  SOURCES.forEach(walk);
+  return out;
+}
+
+describe('the layout', () => {
+  test('no module imports another in a circle', () => {
+    expect(circles).toEqual([]);
+  });
+
+  test('data flows one way: each part imports only the parts below it', () => {
+    const upward: string[] = [];
+    for (const [file, imports] of Object.entries(graph)) {
+      const from = partOf(file);
+      for (const target of imports) {
+        const to = partOf(target);
+        if (to !== from && !MAY_IMPORT[from]?.includes(to)) upward.push(`${file} -> ${target}`);
+      }
+    }
+    expect(upward).toEqual([]);
+  });
+
+  test('workflows import only the types of the activities they orchestrate', () => {
+    const text = fs.readFileSync(path.join(ROOT, 'workflows/forecast-job.ts'), 'utf8');
+    const imports = [...text.matchAll(/^import (type )?.* from '([^']+)';$/gm)];
+    expect(imports.filter(([, type, from]) => !from.startsWith('@temporalio/workflow') && !type)).toEqual([]);
+  });
+
+  test('the environment is read in config.ts alone', () => {
+    const readers = sourceFiles().filter((file) => file !== 'config.ts' && fs.readFileSync(path.join(ROOT, file), 'utf8').includes('process.env'));
+    expect(readers).toEqual([]);
+  });
+
+  test('every source file has at most 400 lines', () => {
+    const long = sourceFiles()
+      .map((file) => [file, fs.readFileSync(path.join(ROOT, file), 'utf8').split('\n').length - 1] as const)
+      .filter(([, lines]) => lines > 400);
+    expect(long).toEqual([]);
+  });
+});
