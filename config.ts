@@ -45,10 +45,14 @@ export interface Config {
     /** Whether the server process also runs a worker (off for API-only processes). */
     runWorker: boolean;
   };
+  /** Where jobs' inputs, chunk inputs, metadata and results live (README, "Storage"). */
+  storage: StorageConfig;
   jobs: {
     forecastsPerChunk: number;
     parallelism: number;
     heartbeatTimeoutMs: number;
+    /** JOB_CHUNKS_PER_RUN: chunks a job's workflow run starts before it continues as new (bounds its history). */
+    chunksPerRun: number;
   };
   /** POST /v1-beta/forecast (README, Beta API). */
   beta: {
@@ -62,6 +66,22 @@ export interface Config {
     duckdbMemoryLimit: string | null;
     /** BETA_DUCKDB_INIT: the SQL of a file run when the beta database opens (object-store secrets and settings). */
     duckdbInitSql: string | null;
+  };
+}
+
+export interface StorageConfig {
+  /** STORAGE_URL: `file:///path` (default: DATA_DIR) or `s3://bucket/prefix`. */
+  url: string;
+  /** For `s3://` stores; credentials come from the AWS SDK's usual chain (environment, shared files, roles). */
+  s3: {
+    /** AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL: a self-hosted or non-AWS store; null is AWS S3. */
+    endpoint: string | null;
+    /** AWS_REGION or AWS_DEFAULT_REGION (default us-east-1). */
+    region: string;
+    /** STORAGE_S3_PATH_STYLE: `host/bucket/key` addressing; on by default when an endpoint is set. */
+    pathStyle: boolean;
+    /** AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN; null leaves them to the SDK's chain (AWS_PROFILE, roles). */
+    credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string } | null;
   };
 }
 
@@ -103,6 +123,39 @@ export function parseApiKeys(raw: string | undefined): Config['envKeys'] {
     });
 }
 
+function storageConfig(env: Environment, dataDir: string): StorageConfig {
+  const url = env.STORAGE_URL || `file://${dataDir}`;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new Error(`STORAGE_URL must be a URL (file:///path or s3://bucket/prefix); got '${url}'`);
+  }
+  if (parsed.protocol !== 'file:' && parsed.protocol !== 's3:') throw new Error(`STORAGE_URL must start with file:// or s3://; got '${url}'`);
+  if (parsed.protocol === 's3:' && !parsed.host) throw new Error(`STORAGE_URL must name a bucket (s3://bucket/prefix); got '${url}'`);
+  const endpoint = env.AWS_ENDPOINT_URL_S3 || env.AWS_ENDPOINT_URL || null;
+  const pathStyle = env.STORAGE_S3_PATH_STYLE;
+  if (pathStyle !== undefined && pathStyle !== '' && pathStyle !== 'true' && pathStyle !== 'false') {
+    throw new Error(`STORAGE_S3_PATH_STYLE must be true or false; got '${pathStyle}'`);
+  }
+  return {
+    url,
+    s3: {
+      endpoint,
+      region: env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1',
+      pathStyle: pathStyle ? pathStyle === 'true' : endpoint !== null,
+      credentials:
+        env.AWS_ACCESS_KEY_ID && env.AWS_SECRET_ACCESS_KEY
+          ? {
+              accessKeyId: env.AWS_ACCESS_KEY_ID,
+              secretAccessKey: env.AWS_SECRET_ACCESS_KEY,
+              ...(env.AWS_SESSION_TOKEN ? { sessionToken: env.AWS_SESSION_TOKEN } : {}),
+            }
+          : null,
+    },
+  };
+}
+
 /** The configuration from the environment (the process's, unless another is given: tests, tools). */
 export function loadConfig(env: Environment = process.env): Config {
   const dataDir = path.resolve(env.DATA_DIR || './data');
@@ -138,10 +191,12 @@ export function loadConfig(env: Environment = process.env): Config {
       cliPath: env.TEMPORAL_CLI || path.join(env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'forecasting-service', 'bin', 'temporal'),
       runWorker: env.RUN_WORKER !== 'false',
     },
+    storage: storageConfig(env, dataDir),
     jobs: {
       forecastsPerChunk: integer(env, 'JOB_CHUNK_FORECASTS', 64, 1),
       parallelism: integer(env, 'JOB_PARALLELISM', 8, 1),
       heartbeatTimeoutMs: integer(env, 'JOB_HEARTBEAT_TIMEOUT_MS', 30_000, 1_000),
+      chunksPerRun: integer(env, 'JOB_CHUNKS_PER_RUN', 500, 1),
     },
     beta: {
       maxUploadBytes: integer(env, 'BETA_MAX_UPLOAD_BYTES', 512 * 1024 * 1024, 1024),

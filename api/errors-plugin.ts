@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { EngineError } from '../engine/errors.ts';
+import { StoreUnavailableError } from '../store/errors.ts';
 import { HttpError, httpFieldErrors, problem, sendProblem, STABLE_ROOTS, STATUS_OF_KIND, type FieldRoots, type ProblemDetails } from './problem.ts';
 
 declare module 'fastify' {
@@ -40,6 +41,10 @@ export const errorsPlugin = fp(async (app: FastifyInstance) => {
       if (error.kind === 'forecast_failed') request.log.error({ err: error }, 'forecast failed');
       const fields = error.fields && httpFieldErrors(error.fields, request.routeOptions.config.fieldRoots ?? STABLE_ROOTS);
       return sendProblem(reply, problem(STATUS_OF_KIND[error.kind], error.kind, error.message, fields));
+    }
+    if (error instanceof StoreUnavailableError) {
+      request.log.warn({ err: error }, 'job store unavailable');
+      return sendProblem(reply, problem(503, 'storage_unavailable', error.message));
     }
     const mapped = fromFastifyError(error);
     if (mapped) return sendProblem(reply, mapped);

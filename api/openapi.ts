@@ -12,9 +12,15 @@ import { WarmupResponse } from './routes/warmup.ts';
 
 const problemResponse = (description: string) => ({ description, content: { 'application/problem+json': { schema: ProblemDetails } } });
 
+/** Every job operation reads or writes the job store. */
+const storeErrors = {
+  '503': problemResponse('The job store (STORAGE_URL) cannot be reached right now (`storage_unavailable`); retry later.'),
+};
+
 const jobErrors = {
   '403': problemResponse('The job belongs to another principal (`forbidden`).'),
   '404': problemResponse('No such job (`not_found`).'),
+  ...storeErrors,
 };
 
 const ERRORS = {
@@ -93,14 +99,14 @@ function jobPaths(prefix: (typeof JOB_PREFIXES)[number], query: ReturnType<typeo
           summary: 'Submit a forecast or backtest job (same body as POST /forecast).',
           requestParams: { query },
           requestBody: { required: true, content: { 'application/json': { schema: ForecastRequest } } },
-          responses: { '200': { description: 'The job was accepted.', content: { 'application/json': { schema: JobSubmitted } } }, ...ERRORS },
+          responses: { '200': { description: 'The job was accepted.', content: { 'application/json': { schema: JobSubmitted } } }, ...storeErrors, ...ERRORS },
         },
         get: {
           operationId: `${id}ListJobs`,
           deprecated,
           summary: "The caller's jobs, newest first.",
           requestParams: { query: JobListQuery },
-          responses: { '200': { description: 'Jobs.', content: { 'application/json': { schema: { type: 'object' } } } }, ...ERRORS },
+          responses: { '200': { description: 'Jobs.', content: { 'application/json': { schema: { type: 'object' } } } }, ...storeErrors, ...ERRORS },
         },
       },
     ],

@@ -8,12 +8,12 @@ import { JobService } from '../api/jobs/job-service.ts';
 import { buildServer } from '../api/server.ts';
 import { loadConfig } from '../config.ts';
 import { Engine } from '../engine/engine.ts';
-import { JobStore } from '../store/job-store.ts';
+import { openCheckedJobStore } from './open-store.ts';
 import { connectTemporal } from './temporal.ts';
 
 const config = loadConfig();
+const store = await openCheckedJobStore(config.storage);
 const engine = new Engine(config.engine);
-const store = JobStore.local(config.dataDir);
 const temporal = await connectTemporal(config);
 const jobs = new JobService(temporal.client, store, engine, { taskQueue: config.temporal.taskQueue, ...config.jobs });
 const app = await buildServer(config, { logger: true, engine, jobs });

@@ -5,9 +5,10 @@
 import { createJobWorker } from '../activities/worker.ts';
 import { loadConfig } from '../config.ts';
 import { Engine } from '../engine/engine.ts';
-import { JobStore } from '../store/job-store.ts';
+import { openCheckedJobStore } from './open-store.ts';
 
 const config = loadConfig();
+const store = await openCheckedJobStore(config.storage);
 const engine = new Engine(config.engine);
 const worker = await createJobWorker(
   {
@@ -17,7 +18,7 @@ const worker = await createJobWorker(
     forecastsPerChunk: config.jobs.forecastsPerChunk,
   },
   engine,
-  JobStore.local(config.dataDir),
+  store,
 );
 // The Temporal SDK drains the worker on SIGINT and SIGTERM by itself; run() returns after.
 await worker.run();

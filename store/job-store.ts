@@ -1,23 +1,65 @@
 import type { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import type { StorageConfig } from '../config.ts';
 import type { Chunk } from '../engine/jobs/chunking.ts';
 import type { ForecastRequest } from '../engine/request-schema.ts';
 import type { Prediction } from '../engine/response-schema.ts';
 import { chunkKey, exportKey, isJobId, jobKey, JOBS, metaKey, partKey, partsKey, requestKey, resultsKey, type JobMeta, type ResultTable } from './layout.ts';
+import { StoreDatabase } from './duckdb.ts';
 import { LocalFolder, type ObjectStore } from './object-store.ts';
+import { parseS3Url, S3Bucket } from './s3-bucket.ts';
 import { countRows, mergeParts, readPredictions, writeResultParts, type ForecastResult } from './results.ts';
 
 /**
  * A job's home: its metadata, its validated request, the chunk inputs the workflow plans, and its
  * results as Parquet parts, merged on demand for download. The API and the activities use this
  * and nothing else to read or write a job; where the objects live is the ObjectStore's concern
- * (a local folder, DATA_DIR, today).
+ * (a local folder or an S3-compatible bucket, STORAGE_URL).
  */
 export class JobStore {
-  constructor(private readonly objects: ObjectStore) {}
+  private readonly db: StoreDatabase;
 
-  /** The store in a local folder (DATA_DIR). */
+  constructor(private readonly objects: ObjectStore) {
+    this.db = new StoreDatabase(objects);
+  }
+
+  /** The store STORAGE_URL names: a local folder (`file://`) or an S3-compatible bucket (`s3://`). */
+  static open(storage: StorageConfig): JobStore {
+    const url = new URL(storage.url);
+    if (url.protocol === 's3:') {
+      const { bucket, prefix } = parseS3Url(storage.url);
+      return new JobStore(new S3Bucket(bucket, prefix, storage.s3));
+    }
+    return new JobStore(new LocalFolder(fileURLToPath(url)));
+  }
+
+  /** The store in a local folder. */
   static local(dataDir: string): JobStore {
     return new JobStore(new LocalFolder(dataDir));
+  }
+
+  get url(): string {
+    return this.objects.url;
+  }
+
+  /**
+   * Checks at start that the store can be used, objects and Parquet alike: a missing bucket, bad
+   * credentials or a DuckDB without httpfs stop the process with a message that says which.
+   */
+  async check(): Promise<void> {
+    await this.objects.check();
+    try {
+      await this.db.use(async () => undefined);
+    } catch (error) {
+      throw new Error(
+        `the job store ${this.objects.url} cannot be read by DuckDB: ${(error as Error).message.split('\n')[0]} (install DuckDB's httpfs extension: npm run duckdb-httpfs)`,
+      );
+    }
+  }
+
+  close(): void {
+    this.db.close();
+    this.objects.close?.();
   }
 
   /** Stores a new job's request, then its metadata: a job whose metadata exists is whole. */
@@ -63,28 +105,35 @@ export class JobStore {
   async writeResults(meta: JobMeta, chunk: number, results: readonly ForecastResult[]): Promise<void> {
     const job = { jobId: meta.job_id, model: meta.model, quantiles: meta.quantiles };
     await this.objects.writeWith(partKey(meta.job_id, 'predictions', chunk), (predictions) =>
-      this.objects.writeWith(partKey(meta.job_id, 'metrics', chunk), (metrics) => writeResultParts({ predictions, metrics }, job, results)),
+      this.objects.writeWith(partKey(meta.job_id, 'metrics', chunk), (metrics) => writeResultParts(this.db, { predictions, metrics }, job, results)),
     );
   }
 
   /** Rows the job's parts hold. */
   async countResults(jobId: string): Promise<{ predictionRows: number; metricRows: number }> {
-    return { predictionRows: await countRows(this.partsGlob(jobId, 'predictions')), metricRows: await countRows(this.partsGlob(jobId, 'metrics')) };
+    return {
+      predictionRows: await countRows(this.db, this.partsGlob(jobId, 'predictions')),
+      metricRows: await countRows(this.db, this.partsGlob(jobId, 'metrics')),
+    };
   }
 
   /** Predictions of series [from, to), `series[i][j]` as the synchronous response has them. */
   async predictions(meta: JobMeta, from: number, to: number): Promise<Prediction[][]> {
-    if (!(await this.objects.exists(partsKey(meta.job_id, 'predictions')))) return Array.from({ length: to - from }, () => []);
+    if (!(await this.hasParts(meta.job_id, 'predictions'))) return Array.from({ length: to - from }, () => []);
     const globs = { predictions: this.partsGlob(meta.job_id, 'predictions'), metrics: this.partsGlob(meta.job_id, 'metrics') };
-    return readPredictions(globs, meta.quantiles, from, to);
+    return readPredictions(this.db, globs, meta.quantiles, from, to);
   }
 
   /** A table of the job's results as one Parquet file (merged once, then reused); null when it has none. */
   async export(jobId: string, table: ResultTable): Promise<Readable | null> {
-    if (!(await this.objects.exists(partsKey(jobId, table)))) return null;
+    if (!(await this.hasParts(jobId, table))) return null;
     const key = exportKey(jobId, table);
-    if (!(await this.objects.exists(key))) await this.objects.writeWith(key, (location) => mergeParts(this.partsGlob(jobId, table), table, location));
-    return this.objects.openRead(key);
+    if (!(await this.objects.exists(key))) await this.objects.writeWith(key, (location) => mergeParts(this.db, this.partsGlob(jobId, table), table, location));
+    return this.objects.read(key);
+  }
+
+  private async hasParts(jobId: string, table: ResultTable): Promise<boolean> {
+    return (await this.objects.children(partsKey(jobId, table))).length > 0;
   }
 
   private partsGlob(jobId: string, table: ResultTable): string {

@@ -4,32 +4,62 @@ import type { Readable } from 'node:stream';
 
 /**
  * Where a job store keeps its objects, by key (`jobs/<id>/job.json`): the interface the job store
- * is written against, so that a local folder and an S3-compatible bucket can both hold a job.
- * Parquet results are written and read by DuckDB at `location(key)`.
+ * is written against, so that a local folder and an S3-compatible bucket both hold jobs.
+ * Parquet results are written and read by DuckDB at `location(key)`, once `duckdbSetup()` has run.
  */
 export interface ObjectStore {
-  /** Where DuckDB reads or writes the object: a path in a local folder. */
+  /** Where the store is, for messages and logs (`file:///data`, `s3://bucket/prefix`). */
+  readonly url: string;
+  /** Where DuckDB reads or writes the object: a local path or an `s3://` URL. */
   location(key: string): string;
+  /** SQL that lets a DuckDB connection read and write `location(...)`; run again after `validUntil`. */
+  duckdbSetup(): Promise<{ sql: string[]; validUntil: number }>;
+  /** Stops the start with a clear message when the store cannot be used (no bucket, bad credentials). */
+  check(): Promise<void>;
   /** The parsed JSON object, or null when there is none. */
   readJson<T>(key: string): Promise<T | null>;
   /** Writes a JSON object whole: a reader sees the old object or the new one, never a part. */
   writeJson(key: string, value: unknown): Promise<void>;
-  /** Writes an object that `produce` writes at the location it is given, replacing it whole. */
+  /**
+   * Writes an object that `produce` writes at the location it is given, replacing it whole: a
+   * reader never sees a part, and a failed `produce` leaves the old object (or none).
+   */
   writeWith(key: string, produce: (location: string) => Promise<void>): Promise<void>;
   exists(key: string): Promise<boolean>;
-  /** Names directly under a prefix (`jobs/` -> job ids). */
+  /** Names directly under a prefix (`jobs` -> job ids); empty when there is nothing under it. */
   children(prefix: string): Promise<string[]>;
-  openRead(key: string): Readable;
+  read(key: string): Promise<Readable>;
   /** Removes every object under a prefix. */
   removeAll(prefix: string): Promise<void>;
+  /** A DuckDB failure on the store's locations that means the store is away, as StoreUnavailableError; null for any other. */
+  unavailable?(error: unknown): Error | null;
+  /** Releases connections, if the store holds any. */
+  close?(): void;
 }
 
 /** A local folder (DATA_DIR): objects are files, written under a temporary name and renamed into place. */
 export class LocalFolder implements ObjectStore {
-  constructor(readonly root: string) {}
+  readonly url: string;
+
+  constructor(readonly root: string) {
+    this.url = `file://${root}`;
+  }
 
   location(key: string): string {
     return path.join(this.root, key);
+  }
+
+  async duckdbSetup(): Promise<{ sql: string[]; validUntil: number }> {
+    return { sql: [], validUntil: Infinity };
+  }
+
+  async check(): Promise<void> {
+    try {
+      await fs.promises.mkdir(this.root, { recursive: true });
+      await fs.promises.access(this.root, fs.constants.W_OK);
+    } catch (error) {
+      throw new Error(`the job store ${this.url} cannot be written: ${(error as Error).message}`);
+    }
   }
 
   async readJson<T>(key: string): Promise<T | null> {
@@ -66,10 +96,11 @@ export class LocalFolder implements ObjectStore {
   }
 
   async children(prefix: string): Promise<string[]> {
-    return fs.promises.readdir(this.location(prefix)).catch(() => []);
+    // Temporary files of writes in progress are not objects yet.
+    return (await fs.promises.readdir(this.location(prefix)).catch(() => [])).filter((name) => !name.includes('.tmp-'));
   }
 
-  openRead(key: string): Readable {
+  async read(key: string): Promise<Readable> {
     return fs.createReadStream(this.location(key));
   }
 

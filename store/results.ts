@@ -1,9 +1,10 @@
-import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
+import { timestampValue, type DuckDBAppender } from '@duckdb/node-api';
 import { quantileKey } from '../engine/quantile-key.ts';
 import type { InputSerie } from '../engine/request-schema.ts';
 import type { Metrics, Prediction } from '../engine/response-schema.ts';
-import { sqlString, withConnection } from '../engine/sql.ts';
-import { storeDatabase } from './duckdb.ts';
+import { sqlString } from '../engine/sql.ts';
+import { instantMillis } from '../engine/time-index.ts';
+import type { StoreDatabase } from './duckdb.ts';
 
 /**
  * A job's results as Parquet: the columns (defined once here, for writing and reading), one
@@ -11,10 +12,13 @@ import { storeDatabase } from './duckdb.ts';
  *
  * predictions: one row per forecast step; metrics: one row per (series, forecast creation date).
  * Both start with the identifying columns; a quantile level's column is `q_0_1` for 0.1 (no dots,
- * so SQL needs no quoting).
+ * so SQL needs no quoting). Timestamps are typed (`TIMESTAMP`, the instant in UTC; an index entry
+ * without an offset is read as UTC), so analysts filter and join them as times;
+ * `timestamp_text` keeps each step's entry exactly as the API writes it (the input's own format
+ * and offset), so a polled job answers exactly what the synchronous call would.
  */
 
-const IDENTIFYING = ['job_id VARCHAR', 'model VARCHAR', 'series_index INTEGER', 'fcd_index INTEGER', 'fcd INTEGER', 'fcd_timestamp VARCHAR'];
+const IDENTIFYING = ['job_id VARCHAR', 'model VARCHAR', 'series_index INTEGER', 'fcd_index INTEGER', 'fcd INTEGER', 'fcd_timestamp TIMESTAMP'];
 const METRIC_NAMES = ['mae', 'mape', 'crps', 'wape', 'scaled_bias'] as const satisfies readonly (keyof Metrics)[];
 
 export const quantileColumn = (level: number): string => `q_${quantileKey(level).replace('.', '_')}`;
@@ -22,7 +26,8 @@ export const quantileColumn = (level: number): string => `q_${quantileKey(level)
 const predictionColumns = (levels: readonly number[]) => [
   ...IDENTIFYING,
   'step INTEGER',
-  '"timestamp" VARCHAR',
+  '"timestamp" TIMESTAMP',
+  'timestamp_text VARCHAR',
   'mean DOUBLE',
   ...levels.map((l) => `${quantileColumn(l)} DOUBLE`),
   'actual DOUBLE',
@@ -42,15 +47,17 @@ export interface ForecastResult {
 }
 
 const num = (a: DuckDBAppender, v: number | null | undefined) => (v == null ? a.appendNull() : a.appendDouble(v));
+const time = (a: DuckDBAppender, entry: string) => a.appendTimestamp(timestampValue(BigInt(instantMillis(entry)) * 1000n));
 
 /** Writes one chunk's predictions and metrics as Parquet files at the given locations. */
 export async function writeResultParts(
+  db: StoreDatabase,
   files: Record<'predictions' | 'metrics', string>,
   job: { jobId: string; model: string; quantiles: readonly number[] },
   results: readonly ForecastResult[],
 ): Promise<void> {
   const keys = job.quantiles.map(quantileKey);
-  await withConnection(await storeDatabase(), async (connection) => {
+  await db.use(async (connection) => {
     const suffix = `${process.pid}_${Math.random().toString(36).slice(2)}`;
     const pred = `pred_${suffix}`;
     const met = `met_${suffix}`;
@@ -66,13 +73,14 @@ export async function writeResultParts(
           a.appendInteger(seriesIndex);
           a.appendInteger(fcdIndex);
           a.appendInteger(fcd);
-          a.appendVarchar(serie.index[fcd - 1]);
+          time(a, serie.index[fcd - 1]);
         };
         const { prediction, index, metrics } = answer;
         const quantiles = keys.map((k) => prediction[k]);
         for (let h = 0; h < index.length; h++) {
           identify(pa);
           pa.appendInteger(h + 1);
+          time(pa, index[h]);
           pa.appendVarchar(index[h]);
           pa.appendDouble(prediction.mean[h]);
           for (const q of quantiles) pa.appendDouble(q[h]);
@@ -95,15 +103,14 @@ export async function writeResultParts(
   });
 }
 
-const inStore = <T>(work: (c: DuckDBConnection) => Promise<T>): Promise<T> => storeDatabase().then((db) => withConnection(db, work));
-
 /** Rows in the Parquet files a glob matches. */
-export function countRows(glob: string): Promise<number> {
-  return inStore(async (c) => Number((await c.runAndReadAll(`SELECT count(*)::INTEGER AS n FROM read_parquet(${sqlString(glob)})`)).getRowObjects()[0].n));
+export function countRows(db: StoreDatabase, glob: string): Promise<number> {
+  return db.use(async (c) => Number((await c.runAndReadAll(`SELECT count(*)::INTEGER AS n FROM read_parquet(${sqlString(glob)})`)).getRowObjects()[0].n));
 }
 
 /** Predictions of series [from, to) from the parts: `series[i][j]` in the synchronous response's shape. */
 export function readPredictions(
+  db: StoreDatabase,
   globs: Record<'predictions' | 'metrics', string>,
   quantiles: readonly number[],
   from: number,
@@ -111,10 +118,10 @@ export function readPredictions(
 ): Promise<Prediction[][]> {
   const keys = quantiles.map(quantileKey);
   const out: Prediction[][] = Array.from({ length: to - from }, () => []);
-  return inStore(async (c) => {
+  return db.use(async (c) => {
     const range = `WHERE series_index >= ${from} AND series_index < ${to}`;
     const predictions = await c.runAndReadAll(
-      `SELECT series_index, fcd_index, "timestamp", mean${quantiles.map((l) => `, ${quantileColumn(l)}`).join('')}
+      `SELECT series_index, fcd_index, timestamp_text, mean${quantiles.map((l) => `, ${quantileColumn(l)}`).join('')}
        FROM read_parquet(${sqlString(globs.predictions)}) ${range} ORDER BY series_index, fcd_index, step`,
     );
     for (const row of predictions.getRows()) {
@@ -140,9 +147,9 @@ export function readPredictions(
 }
 
 /** The parts a glob matches merged into one Parquet file at `location`, in series and step order. */
-export function mergeParts(glob: string, table: 'predictions' | 'metrics', location: string): Promise<void> {
+export function mergeParts(db: StoreDatabase, glob: string, table: 'predictions' | 'metrics', location: string): Promise<void> {
   const order = table === 'predictions' ? 'series_index, fcd_index, step' : 'series_index, fcd_index';
-  return inStore((c) =>
+  return db.use((c) =>
     c.run(`COPY (SELECT * FROM read_parquet(${sqlString(glob)}) ORDER BY ${order}) TO ${sqlString(location)} (FORMAT parquet)`).then(() => undefined),
   );
 }

@@ -18,7 +18,7 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   api: ['config.ts', 'engine', 'store', 'models', 'workflows'],
   activities: ['engine', 'models', 'store'],
   workflows: ['activities'],
-  store: ['engine'],
+  store: ['config.ts', 'engine'],
   engine: ['models'],
   models: [],
   datasets: [],

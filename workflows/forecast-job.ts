@@ -1,9 +1,11 @@
-import { ActivityFailure, ApplicationFailure, defineQuery, isCancellation, proxyActivities, setHandler } from '@temporalio/workflow';
-import type { JobActivities } from '../activities/forecast-job.ts';
+import { ActivityFailure, ApplicationFailure, continueAsNew, defineQuery, isCancellation, proxyActivities, setHandler } from '@temporalio/workflow';
+import type { JobActivities, JobPlan } from '../activities/forecast-job.ts';
 
 /**
  * One workflow per forecast job: plan chunks, run them with bounded parallelism, summarise.
- * Only ids and counts pass through here; the data stays in the job store.
+ * Only ids and counts pass through here; the data stays in the job store. A run starts at most
+ * `chunksPerRun` chunks, then continues as new with the plan and its progress, so each run's
+ * history stays bounded however large the job.
  */
 
 export interface ForecastJobArgs {
@@ -12,6 +14,10 @@ export interface ForecastJobArgs {
   parallelism: number;
   /** A worker silent this long is taken as dead and its chunk goes to another worker. */
   heartbeatTimeoutMs: number;
+  /** Chunks one run starts before it continues as new (each costs a few history events). */
+  chunksPerRun: number;
+  /** Set when a run continues as new: the plan and what the earlier runs did. */
+  resume?: { plan: JobPlan; nextChunk: number; done: number; chunksDone: number };
 }
 
 export interface JobProgress {
@@ -45,7 +51,7 @@ function jobFailure(err: unknown): never {
 }
 
 export async function forecastJob(args: ForecastJobArgs) {
-  const progress: JobProgress = { done: 0, total: null, chunksDone: 0, chunks: null };
+  const progress: JobProgress = { done: args.resume?.done ?? 0, total: null, chunksDone: args.resume?.chunksDone ?? 0, chunks: null };
   setHandler(progressQuery, () => progress);
   const { runChunk } = proxyActivities<JobActivities>({
     startToCloseTimeout: '1 hour',
@@ -54,18 +60,24 @@ export async function forecastJob(args: ForecastJobArgs) {
   });
 
   try {
-    const plan = await planJob(args.jobId);
+    const plan = args.resume?.plan ?? (await planJob(args.jobId));
     progress.total = plan.forecasts;
     progress.chunks = plan.chunks;
-    let next = 0;
+    const first = args.resume?.nextChunk ?? 0;
+    const end = Math.min(plan.chunks, first + Math.max(1, args.chunksPerRun));
+    let next = first;
     const lane = async () => {
-      while (next < plan.chunks) {
+      while (next < end) {
         const chunk = next++;
         progress.done += await runChunk(args.jobId, chunk);
         progress.chunksDone++;
       }
     };
-    await Promise.all(Array.from({ length: Math.max(1, Math.min(args.parallelism, plan.chunks)) }, lane));
+    await Promise.all(Array.from({ length: Math.max(1, Math.min(args.parallelism, end - first)) }, lane));
+    if (end < plan.chunks) {
+      // Thrown past the catch below unchanged (it is neither a cancellation nor an activity failure).
+      await continueAsNew<typeof forecastJob>({ ...args, resume: { plan, nextChunk: end, done: progress.done, chunksDone: progress.chunksDone } });
+    }
     return await summarizeJob(args.jobId, plan.forecasts);
   } catch (err) {
     jobFailure(err);

@@ -17,6 +17,7 @@ export interface JobsConfig {
   taskQueue: string;
   parallelism: number;
   heartbeatTimeoutMs: number;
+  chunksPerRun: number;
 }
 
 /** Forecast jobs: state lives in Temporal (one workflow per job), data in the job store. */
@@ -49,7 +50,7 @@ export class JobService {
       await this.client.workflow.start('forecastJob', {
         taskQueue: this.config.taskQueue,
         workflowId: jobId,
-        args: [{ jobId, parallelism: this.config.parallelism, heartbeatTimeoutMs: this.config.heartbeatTimeoutMs }],
+        args: [{ jobId, parallelism: this.config.parallelism, heartbeatTimeoutMs: this.config.heartbeatTimeoutMs, chunksPerRun: this.config.chunksPerRun }],
       });
     } catch (err) {
       // No workflow, no job: leave nothing behind that polling would find.

@@ -61,7 +61,7 @@ async function timeTemporal(request: ForecastRequest, model: string, forecastsPe
   const worker = await createJobWorker({ address: server.address, namespace: 'default', taskQueue, forecastsPerChunk }, engine, store);
   const working = worker.run();
   try {
-    const jobs = new JobService(client, store, engine, { taskQueue, parallelism: 8, heartbeatTimeoutMs: 30_000 });
+    const jobs = new JobService(client, store, engine, { taskQueue, parallelism: 8, heartbeatTimeoutMs: 30_000, chunksPerRun: 500 });
     const started = performance.now();
     const meta = await jobs.submit(request, model, 'bench');
     for (;;) {

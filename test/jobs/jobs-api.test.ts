@@ -4,7 +4,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ForecastResponseSchema } from '../../engine/response-schema.ts';
-import { AUTH, dailyRequest, testConfig, testServer } from '../api/helpers.ts';
+import { AUTH, dailyRequest, hourlySeries, testConfig, testServer } from '../api/helpers.ts';
 import { startJobsStack, until, type JobsStack } from './temporal-env.ts';
 
 let stack: JobsStack;
@@ -76,7 +76,7 @@ describe('a submitted backtest', () => {
   test('writes each (series, forecast creation date) once as Parquet that DuckDB reads', async () => {
     await poll(id);
     const db = await (await DuckDBInstance.create(':memory:')).connect();
-    const dir = path.join(config.dataDir, 'results', id);
+    const dir = path.join(config.dataDir, 'results', `job_id=${id}`);
     const metrics = (
       await db.runAndReadAll(`SELECT series_index, fcd_index, count(*)::INTEGER AS n FROM read_parquet('${dir}/metrics/*.parquet') GROUP BY ALL ORDER BY ALL`)
     ).getRowObjects();
@@ -87,22 +87,31 @@ describe('a submitted backtest', () => {
       [0, 3, 1],
       [1, 0, 1],
     ]);
-    const columns = (await db.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet('${dir}/predictions/*.parquet')`)).getRowObjects().map((r) => r.column_name);
-    expect(columns).toEqual([
-      'job_id',
-      'model',
-      'series_index',
-      'fcd_index',
-      'fcd',
-      'fcd_timestamp',
-      'step',
-      'timestamp',
-      'mean',
-      'q_0_1',
-      'q_0_5',
-      'q_0_9',
-      'actual',
+    const columns = (await db.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet('${dir}/predictions/*.parquet', hive_partitioning = false)`)).getRowObjects();
+    expect(columns.map((r) => [r.column_name, r.column_type])).toEqual([
+      ['job_id', 'VARCHAR'],
+      ['model', 'VARCHAR'],
+      ['series_index', 'INTEGER'],
+      ['fcd_index', 'INTEGER'],
+      ['fcd', 'INTEGER'],
+      ['fcd_timestamp', 'TIMESTAMP'],
+      ['step', 'INTEGER'],
+      ['timestamp', 'TIMESTAMP'],
+      ['timestamp_text', 'VARCHAR'],
+      ['mean', 'DOUBLE'],
+      ['q_0_1', 'DOUBLE'],
+      ['q_0_5', 'DOUBLE'],
+      ['q_0_9', 'DOUBLE'],
+      ['actual', 'DOUBLE'],
     ]);
+    // Timestamps are times, not text: the first forecast step follows its creation date by a day.
+    const first = (
+      await db.runAndReadAll(
+        `SELECT strftime(fcd_timestamp, '%Y-%m-%d') AS fcd, datediff('day', fcd_timestamp, "timestamp")::INTEGER AS days, timestamp_text
+         FROM read_parquet('${dir}/predictions/*.parquet') WHERE series_index = 0 AND fcd_index = 0 AND step = 1`,
+      )
+    ).getRowObjects();
+    expect(first).toEqual([{ fcd: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/), days: 1, timestamp_text: expect.any(String) }]);
     const rows = (
       await db.runAndReadAll(`SELECT count(*)::INTEGER AS n, count(actual)::INTEGER AS known FROM read_parquet('${dir}/predictions/*.parquet')`)
     ).getRowObjects()[0];
@@ -208,4 +217,38 @@ test('a job cancelled while its chunks run ends as failed with code cancelled, n
   expect(cancelled.statusCode).toBe(200);
   const done = (await poll(id)).json();
   expect(done).toMatchObject({ status: 'failed', series: null, error: { code: 'cancelled' } });
+});
+
+test('a job larger than one run continues as new: every run keeps a small history, and the answer is whole', async () => {
+  // 2 forecasts per chunk (the stack's workers), 3 chunks per run: 12 series x 2 dates = 12 chunks in 4 runs.
+  const queue = 'history-budget';
+  const api = await testServer(config, undefined, stack.jobService(queue, 2, 3), stack.engine);
+  const worker = await stack.worker(queue);
+  try {
+    const body = { series: hourlySeries(12, 72).map((s) => ({ ...s, fcds: [48, 60] })), horizon: 6, freq: 'H', quantiles: [0.2, 0.8] };
+    const id = (await api.inject({ method: 'POST', url: '/forecast-jobs?model=seasonal-naive', headers: AUTH, payload: body })).json().job_id;
+    const done = await worker.runUntil(
+      until(
+        async () => {
+          const res = (await api.inject({ method: 'GET', url: `/forecast-jobs/${id}`, headers: AUTH })).json();
+          return res.status !== 'in_progress' && res;
+        },
+        60_000,
+        'the job',
+      ),
+    );
+    expect(done.status).toBe('completed');
+    const sync = (await api.inject({ method: 'POST', url: '/forecast?model=seasonal-naive', headers: AUTH, payload: body })).json();
+    expect(done.series).toEqual(sync.series);
+    const runs: number[] = [];
+    for await (const run of stack.env.client.workflow.list({ query: `WorkflowId = '${id}'` })) {
+      runs.push((await stack.env.client.workflow.getHandle(id, run.runId).fetchHistory()).events?.length ?? 0);
+    }
+    expect(runs).toHaveLength(4);
+    // Each run: start, its workflow tasks, 3 chunks (scheduled, started, completed), its end; about 30 events, whatever the job's size.
+    for (const events of runs) expect(events).toBeLessThanOrEqual(40);
+  } finally {
+    // runUntil has stopped the worker.
+    await api.close();
+  }
 });

@@ -18,18 +18,17 @@ export interface JobsStack {
   engine: Engine;
   store: JobStore;
   /** A job service and a worker on another task queue of the same stack. */
-  jobService(taskQueue: string, parallelism: number): JobService;
+  jobService(taskQueue: string, parallelism: number, chunksPerRun?: number): JobService;
   worker(taskQueue: string): ReturnType<typeof createJobWorker>;
   stop(): Promise<void>;
 }
 
-/** The service as `npm start` runs it, in one process: dev server, API with jobs, a worker. */
-export async function startJobsStack(config: Config, taskQueue: string, parallelism: number): Promise<JobsStack> {
+/** The service as `npm start` runs it, in one process: dev server, API with jobs, a worker (and the job store in DATA_DIR unless another is given). */
+export async function startJobsStack(config: Config, taskQueue: string, parallelism: number, store = JobStore.local(config.dataDir)): Promise<JobsStack> {
   const env = await startTestTemporal();
   const engine = new Engine(config.engine);
-  const store = JobStore.local(config.dataDir);
-  const jobService = (queue: string, lanes: number) =>
-    new JobService(env.client, store, engine, { taskQueue: queue, parallelism: lanes, heartbeatTimeoutMs: 10_000 });
+  const jobService = (queue: string, lanes: number, chunksPerRun = 500) =>
+    new JobService(env.client, store, engine, { taskQueue: queue, parallelism: lanes, heartbeatTimeoutMs: 10_000, chunksPerRun });
   const worker = (queue: string) => createJobWorker({ address: env.address, namespace: 'default', taskQueue: queue, forecastsPerChunk: 2 }, engine, store);
   const app = await testServer(config, undefined, jobService(taskQueue, parallelism), engine);
   const running = await worker(taskQueue);
@@ -47,6 +46,7 @@ export async function startJobsStack(config: Config, taskQueue: string, parallel
       await working;
       await env.teardown();
       await engine.close();
+      store.close();
     },
   };
 }
