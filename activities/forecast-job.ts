@@ -6,19 +6,24 @@ import { splitIntoChunks } from '../engine/jobs/chunking.ts';
 import { seriesAreCoupled } from '../engine/plan.ts';
 import { modelEntry } from '../models/registry.ts';
 import type { JobStore } from '../store/job-store.ts';
-import type { JobMeta } from '../store/layout.ts';
+import { jobKind, type JobMeta } from '../store/layout.ts';
+import { createBetaActivities, type BetaDependencies } from './beta-job.ts';
 
 export interface ActivityDependencies {
   engine: Engine;
   store: JobStore;
   /** Target (series x forecast creation date) pairs per activity. */
   forecastsPerChunk: number;
+  /** What beta jobs need beside: their DuckDB database, locator rules and a local work folder. */
+  beta: Pick<BetaDependencies, 'db' | 'locator' | 'workDir'>;
 }
 
 export interface JobPlan {
   chunks: number;
   forecasts: number;
   chunkForecasts: number[];
+  /** Metrics rows the job writes when that is not one per forecast (a beta job: one per forecast and target). */
+  metricRows?: number;
 }
 
 export interface JobSummary {
@@ -42,13 +47,33 @@ async function jobMeta(store: JobStore, jobId: string): Promise<JobMeta> {
   return meta;
 }
 
-/** Activities: thin wrappers that read a job's objects from the store, call the engine and write the results back. */
-export function createActivities({ engine, store, forecastsPerChunk }: ActivityDependencies) {
+/** Beats well inside the heartbeat timeout while `work` runs, so only a dead worker misses it. */
+async function heartbeating<T>(work: () => Promise<T>): Promise<T> {
+  const context = Context.current();
+  const interval = Math.max(100, Math.min(5_000, (context.info.heartbeatTimeoutMs ?? 30_000) / 3));
+  const heartbeat = setInterval(() => context.heartbeat(), interval);
+  try {
+    return await work();
+  } catch (err) {
+    throw asJobFailure(err);
+  } finally {
+    clearInterval(heartbeat);
+  }
+}
+
+/**
+ * Activities: thin wrappers that read a job's objects from the store, call the engine and write
+ * the results back. Forecast jobs and beta jobs share the workflow; these dispatch on the kind.
+ */
+export function createActivities({ engine, store, forecastsPerChunk, beta }: ActivityDependencies) {
+  const betaJobs = createBetaActivities({ engine, store, ...beta, minimumForecastsPerChunk: forecastsPerChunk });
   return {
-    /** Splits the stored request into chunks; safe to repeat (same request, same chunks). */
+    /** Splits the stored input into chunks; safe to repeat (same input, same chunks). */
     async planJob(jobId: string): Promise<JobPlan> {
+      const meta = await jobMeta(store, jobId);
+      if (jobKind(meta) === 'beta') return heartbeating(() => betaJobs.planBetaJob(meta));
       const request = await store.request(jobId);
-      const { model } = await jobMeta(store, jobId);
+      const { model } = meta;
       const entry = modelEntry(model);
       const coupled = entry !== undefined && seriesAreCoupled(request, entry);
       const chunks = splitIntoChunks(request, forecastsPerChunk, coupled);
@@ -59,16 +84,11 @@ export function createActivities({ engine, store, forecastsPerChunk }: ActivityD
 
     /** Forecasts one chunk and writes its results; a retry overwrites the same parts. */
     async runChunk(jobId: string, chunkNumber: number): Promise<number> {
-      const context = Context.current();
-      // Beat well inside the heartbeat timeout, so only a dead worker misses it.
-      const interval = Math.max(100, Math.min(5_000, (context.info.heartbeatTimeoutMs ?? 30_000) / 3));
-      const heartbeat = setInterval(() => context.heartbeat(), interval);
-      try {
+      return heartbeating(async () => {
         const meta = await jobMeta(store, jobId);
+        if (jobKind(meta) === 'beta') return betaJobs.runBetaChunk(meta, chunkNumber);
         const chunk = await store.chunk(jobId, chunkNumber);
-        const rows = await computePredictions(engine, chunk.request, meta.model, 'background').catch((err) => {
-          throw asJobFailure(err);
-        });
+        const rows = await computePredictions(engine, chunk.request, meta.model, 'background');
         const results = rows.map(({ planned, prediction }) => ({
           seriesIndex: chunk.seriesIndex[planned.seriesIndex],
           fcdIndex: chunk.fcdPositions[planned.seriesIndex][planned.fcdPosition],
@@ -78,17 +98,15 @@ export function createActivities({ engine, store, forecastsPerChunk }: ActivityD
         }));
         await store.writeResults(meta, chunkNumber, results);
         return rows.length;
-      } finally {
-        clearInterval(heartbeat);
-      }
+      });
     },
 
-    /** Counts what the job wrote: one metrics row per forecast, or the job is not complete. */
-    async summarizeJob(jobId: string, expectedForecasts: number): Promise<JobSummary> {
+    /** Counts what the job wrote: every metrics row it planned (one per forecast, and target for a beta job), or the job is not complete. */
+    async summarizeJob(jobId: string, expectedForecasts: number, expectedMetricRows = expectedForecasts): Promise<JobSummary> {
       if (expectedForecasts === 0) return { forecasts: 0, predictionRows: 0, metricRows: 0 };
       const counts = await store.countResults(jobId);
-      if (counts.metricRows !== expectedForecasts) {
-        throw ApplicationFailure.nonRetryable(`job wrote ${counts.metricRows} forecasts; expected ${expectedForecasts}`, 'internal_error');
+      if (counts.metricRows !== expectedMetricRows) {
+        throw ApplicationFailure.nonRetryable(`job wrote ${counts.metricRows} metrics rows; expected ${expectedMetricRows}`, 'internal_error');
       }
       return { forecasts: expectedForecasts, ...counts };
     },

@@ -7,6 +7,7 @@ import { ForecastResponseSchema } from '../engine/response-schema.ts';
 import { ProblemDetails } from './problem.ts';
 import { BetaModelQuery, ModelQuery } from './query-schemas.ts';
 
+import { BETA_JOBS, BetaJobStatus } from './routes/beta-jobs.ts';
 import { JOB_PREFIXES, JobIdParams, JobListQuery, JobPageQuery, JobStatusResponse, JobSubmitted } from './routes/jobs.ts';
 import { WarmupResponse } from './routes/warmup.ts';
 
@@ -67,6 +68,7 @@ export function buildOpenApiDocument(defaultModel: string): ReturnType<typeof cr
         },
       },
       '/v1-beta/forecast': betaPath(),
+      ...Object.fromEntries(betaJobPaths()),
       '/openapi': {
         get: {
           operationId: 'openapi',
@@ -122,6 +124,14 @@ function jobPaths(prefix: (typeof JOB_PREFIXES)[number], query: ReturnType<typeo
         },
       },
     ],
+    ...controlPaths(prefix, id, deprecated),
+  ];
+}
+
+/** Cancel and the Parquet downloads, the same for both kinds of job. */
+function controlPaths(prefix: string, id: string, deprecated: boolean) {
+  const path = { path: JobIdParams };
+  return [
     [
       `${prefix}/{job_id}/cancel`,
       {
@@ -160,29 +170,72 @@ function jobPaths(prefix: (typeof JOB_PREFIXES)[number], query: ReturnType<typeo
 }
 
 /** POST /v1-beta/forecast: a multipart upload whose `query` part is the beta request. */
-function betaPath() {
+const betaBody = () => {
   const body = z.object({ query: BetaQuery }).catchall(
     z.string().meta({
       contentMediaType: 'application/octet-stream',
       description: 'A data part (Parquet or uncompressed Arrow IPC), named by the caller and read through inline://<part name>.',
     }),
   );
+  return { required: true, content: { 'multipart/form-data': { schema: body, encoding: { query: { contentType: 'application/json' } } } } };
+};
+
+const betaUploadErrors = {
+  '400': problemResponse('The multipart body or the query part is malformed (`bad_request`, `invalid_json`).'),
+  '413': problemResponse('The upload is larger than BETA_MAX_UPLOAD_BYTES (`payload_too_large`).'),
+  '415': problemResponse('The body is not multipart/form-data (`unsupported_media_type`).'),
+};
+
+function betaPath() {
   return {
     post: {
       operationId: 'betaForecast',
       summary: 'Forecast uploaded Parquet or Arrow data described by a schema (beta): roll-ups, cutoffs (backtests) and metrics.',
       requestParams: { query: BetaModelQuery },
-      requestBody: { required: true, content: { 'multipart/form-data': { schema: body, encoding: { query: { contentType: 'application/json' } } } } },
+      requestBody: betaBody(),
       responses: {
         '200': {
           description: 'Forecasts, one row per (series, cutoff, step). The Server-Timing header splits upload, schema logic, model and assembly time.',
           content: { 'application/json': { schema: BetaResponse } },
         },
-        '400': problemResponse('The multipart body or the query part is malformed (`bad_request`, `invalid_json`).'),
-        '413': problemResponse('The upload is larger than BETA_MAX_UPLOAD_BYTES (`payload_too_large`).'),
-        '415': problemResponse('The body is not multipart/form-data (`unsupported_media_type`).'),
+        ...betaUploadErrors,
         ...ERRORS,
       },
     },
   };
+}
+
+/** Beta backtests as jobs: the synchronous body in, status, cancel and Parquet results out. */
+function betaJobPaths() {
+  return [
+    [
+      BETA_JOBS,
+      {
+        post: {
+          operationId: 'betaSubmitJob',
+          summary: 'Submit a beta backtest as a job (same body as POST /v1-beta/forecast); results as Parquet.',
+          requestParams: { query: BetaModelQuery },
+          requestBody: betaBody(),
+          responses: {
+            '200': { description: 'The job was accepted.', content: { 'application/json': { schema: JobSubmitted } } },
+            ...betaUploadErrors,
+            ...storeErrors,
+            ...ERRORS,
+          },
+        },
+      },
+    ],
+    [
+      `${BETA_JOBS}/{job_id}`,
+      {
+        get: {
+          operationId: 'betaGetJob',
+          summary: 'Poll a beta job: in_progress (with progress), completed (with its download links) or failed (with error).',
+          requestParams: { path: JobIdParams },
+          responses: { '200': { description: 'The job.', content: { 'application/json': { schema: BetaJobStatus } } }, ...jobErrors, ...ERRORS },
+        },
+      },
+    ],
+    ...controlPaths(BETA_JOBS, 'beta', false),
+  ];
 }

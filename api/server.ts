@@ -1,3 +1,4 @@
+import type { DuckDBInstance } from '@duckdb/node-api';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Config } from '../config.ts';
 import { Engine } from '../engine/engine.ts';
@@ -16,6 +17,8 @@ export interface ServerParts {
   keyResolver?: KeyResolver;
   /** The engine requests run on; without one the server makes its own from the configuration and closes it with itself. */
   engine?: Engine;
+  /** The process's beta database, shared with its job worker; without one the beta routes open their own. */
+  betaDb?: DuckDBInstance;
   /** Absent only where no Temporal service is wanted (tests of the synchronous API). */
   jobs?: JobService;
 }
@@ -42,6 +45,8 @@ export async function buildServer(config: Config, parts: ServerParts = {}): Prom
     duckdbMemoryLimit: config.beta.duckdbMemoryLimit,
     duckdbInitSql: config.beta.duckdbInitSql,
     engine,
+    db: parts.betaDb,
+    jobs: parts.jobs,
   });
   if (parts.jobs) await app.register(jobRoutes, { defaultModel: config.defaultModel, jobs: parts.jobs });
   return app;

@@ -8,15 +8,17 @@ import { JobService } from '../api/jobs/job-service.ts';
 import { buildServer } from '../api/server.ts';
 import { loadConfig } from '../config.ts';
 import { Engine } from '../engine/engine.ts';
+import { openBetaWorkspace } from './beta-workspace.ts';
 import { openCheckedJobStore } from './open-store.ts';
 import { connectTemporal } from './temporal.ts';
 
 const config = loadConfig();
 const store = await openCheckedJobStore(config.storage);
 const engine = new Engine(config.engine);
+const beta = await openBetaWorkspace(config);
 const temporal = await connectTemporal(config);
 const jobs = new JobService(temporal.client, store, engine, { taskQueue: config.temporal.taskQueue, ...config.jobs });
-const app = await buildServer(config, { logger: true, engine, jobs });
+const app = await buildServer(config, { logger: true, engine, jobs, betaDb: beta.jobs.db });
 
 // Embedded by default: this process also works on jobs. RUN_WORKER=false leaves that to `npm run worker`.
 const worker = config.temporal.runWorker
@@ -29,6 +31,7 @@ const worker = config.temporal.runWorker
       },
       engine,
       store,
+      beta.jobs,
     )
   : undefined;
 const working = worker?.run();
@@ -48,6 +51,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
       if (worker?.getState() === 'RUNNING') worker.shutdown();
       await working;
       await engine.close();
+      beta.close();
     } finally {
       await temporal.close();
       process.exit(0);

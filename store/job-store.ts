@@ -4,11 +4,36 @@ import type { StorageConfig } from '../config.ts';
 import type { Chunk } from '../engine/jobs/chunking.ts';
 import type { ForecastRequest } from '../engine/request-schema.ts';
 import type { Prediction } from '../engine/response-schema.ts';
-import { chunkKey, exportKey, isJobId, jobKey, JOBS, metaKey, partKey, partsKey, requestKey, resultsKey, type JobMeta, type ResultTable } from './layout.ts';
+import {
+  betaChunkValuesKey,
+  betaInputKey,
+  betaPlanKey,
+  betaQueryKey,
+  betaSourcesKey,
+  jobKind,
+  type BetaPlan,
+  type StoredBetaSources,
+  chunkKey,
+  exportKey,
+  isJobId,
+  jobKey,
+  JOBS,
+  metaKey,
+  partKey,
+  partsKey,
+  requestKey,
+  resultsKey,
+  type JobMeta,
+  type ResultTable,
+} from './layout.ts';
 import { StoreDatabase } from './duckdb.ts';
 import { LocalFolder, type ObjectStore } from './object-store.ts';
 import { parseS3Url, S3Bucket } from './s3-bucket.ts';
-import { countRows, mergeParts, readPredictions, writeResultParts, type ForecastResult } from './results.ts';
+import { countRows, forecastOrder, mergeParts, readPredictions, writeResultParts, type ForecastResult } from './results.ts';
+import { betaOrder, readBetaChunkSeries, writeBetaResultParts, type BetaResultNames } from './beta-results.ts';
+import type { TargetForecast } from '../engine/beta/backtest.ts';
+import type { Duration } from '../engine/beta/duration.ts';
+import type { PreparedSeries, SeriesHead } from '../engine/beta/prepare.ts';
 
 /**
  * A job's home: its metadata, its validated request, the chunk inputs the workflow plans, and its
@@ -125,11 +150,65 @@ export class JobStore {
   }
 
   /** A table of the job's results as one Parquet file (merged once, then reused); null when it has none. */
-  async export(jobId: string, table: ResultTable): Promise<Readable | null> {
+  async export(meta: JobMeta, table: ResultTable): Promise<Readable | null> {
+    const jobId = meta.job_id;
     if (!(await this.hasParts(jobId, table))) return null;
     const key = exportKey(jobId, table);
-    if (!(await this.objects.exists(key))) await this.objects.writeWith(key, (location) => mergeParts(this.db, this.partsGlob(jobId, table), table, location));
+    if (!(await this.objects.exists(key))) {
+      const order = jobKind(meta) === 'beta' ? betaOrder((await this.betaPlan(jobId)).identifiers, table) : forecastOrder(table);
+      await this.objects.writeWith(key, (location) => mergeParts(this.db, this.partsGlob(jobId, table), order, location));
+    }
     return this.objects.read(key);
+  }
+
+  /**
+   * Stores a new beta job: its uploaded parts (streamed from the local files the upload went
+   * to), its query and sources, then its metadata: a job whose metadata exists is whole.
+   */
+  async createBeta(meta: JobMeta, query: unknown, sources: StoredBetaSources, files: readonly string[]): Promise<void> {
+    await Promise.all(files.map((file, part) => this.objects.putFile(betaInputKey(meta.job_id, part), file)));
+    await this.objects.writeJson(betaQueryKey(meta.job_id), query);
+    await this.objects.writeJson(betaSourcesKey(meta.job_id), sources);
+    await this.objects.writeJson(metaKey(meta.job_id), meta);
+  }
+
+  async betaQuery(jobId: string): Promise<unknown> {
+    return this.required(await this.objects.readJson<unknown>(betaQueryKey(jobId)), `the query of job ${jobId}`);
+  }
+
+  async betaSources(jobId: string): Promise<StoredBetaSources> {
+    return this.required(await this.objects.readJson<StoredBetaSources>(betaSourcesKey(jobId)), `the sources of job ${jobId}`);
+  }
+
+  /** Streams an uploaded part of a beta job into a local file. */
+  downloadBetaInput(jobId: string, part: number, file: string): Promise<void> {
+    return this.objects.getFile(betaInputKey(jobId, part), file);
+  }
+
+  async writeBetaPlan(jobId: string, plan: BetaPlan): Promise<void> {
+    await this.objects.writeJson(betaPlanKey(jobId), plan);
+  }
+
+  async betaPlan(jobId: string): Promise<BetaPlan> {
+    return this.required(await this.objects.readJson<BetaPlan>(betaPlanKey(jobId)), `the plan of job ${jobId}`);
+  }
+
+  /** A beta chunk's input: its series' heads, and their values from a local Parquet file. */
+  async writeBetaChunk(jobId: string, chunk: number, heads: SeriesHead[], valuesFile: string): Promise<void> {
+    await this.objects.putFile(betaChunkValuesKey(jobId, chunk), valuesFile);
+    await this.objects.writeJson(chunkKey(jobId, chunk), heads);
+  }
+
+  async betaChunk(jobId: string, chunk: number, shape: { freq: Duration; targets: number; covariates: number }): Promise<PreparedSeries[]> {
+    const heads = this.required(await this.objects.readJson<SeriesHead[]>(chunkKey(jobId, chunk)), `chunk ${chunk} of job ${jobId}`);
+    return readBetaChunkSeries(this.db, this.objects.location(betaChunkValuesKey(jobId, chunk)), heads, shape);
+  }
+
+  /** Writes one beta chunk's results; as for forecast jobs, a retry replaces the chunk's parts whole. */
+  async writeBetaResults(names: BetaResultNames, chunk: number, forecasts: Iterable<TargetForecast>): Promise<void> {
+    await this.objects.writeWith(partKey(names.jobId, 'predictions', chunk), (predictions) =>
+      this.objects.writeWith(partKey(names.jobId, 'metrics', chunk), (metrics) => writeBetaResultParts(this.db, { predictions, metrics }, names, forecasts)),
+    );
   }
 
   private async hasParts(jobId: string, table: ResultTable): Promise<boolean> {

@@ -5,6 +5,10 @@
  *   jobs/<job_id>/job.json            who owns the job, its model, when it was submitted
  *   jobs/<job_id>/request.json        the validated request
  *   jobs/<job_id>/chunks/<n>.json     one activity's share of the series
+ *   jobs/<job_id>/query.json          a beta job's query, and sources.json where its data is
+ *   jobs/<job_id>/inputs/part-<i>     a beta job's uploaded parts, as sent
+ *   jobs/<job_id>/plan.json           a beta job's cutoffs and names, once its series are prepared
+ *   jobs/<job_id>/chunks/<n>.parquet  a beta chunk's prepared series values
  *   results/job_id=<job_id>/predictions/part-<n>.parquet
  *   results/job_id=<job_id>/metrics/part-<n>.parquet
  *   results/job_id=<job_id>/export/<table>.parquet   the parts merged, for download
@@ -19,6 +23,12 @@ export const metaKey = (jobId: string) => `${jobKey(jobId)}/job.json`;
 export const requestKey = (jobId: string) => `${jobKey(jobId)}/request.json`;
 export const chunkKey = (jobId: string, chunk: number) => `${jobKey(jobId)}/chunks/${chunk}.json`;
 
+export const betaQueryKey = (jobId: string) => `${jobKey(jobId)}/query.json`;
+export const betaSourcesKey = (jobId: string) => `${jobKey(jobId)}/sources.json`;
+export const betaInputKey = (jobId: string, part: number) => `${jobKey(jobId)}/inputs/part-${part}`;
+export const betaPlanKey = (jobId: string) => `${jobKey(jobId)}/plan.json`;
+export const betaChunkValuesKey = (jobId: string, chunk: number) => `${jobKey(jobId)}/chunks/${chunk}.parquet`;
+
 export type ResultTable = 'predictions' | 'metrics';
 export const resultsKey = (jobId: string) => `results/job_id=${jobId}`;
 export const partsKey = (jobId: string, table: ResultTable) => `${resultsKey(jobId)}/${table}`;
@@ -31,10 +41,33 @@ export const isJobId = (id: string): boolean => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-
 /** The metadata written before a job's workflow starts. */
 export interface JobMeta {
   job_id: string;
+  /** `forecast` (POST /forecast-jobs, JSON) or `beta` (POST /v1-beta/forecast-jobs, files); absent means `forecast`. */
+  kind?: JobKind;
   principal: string;
   model: string;
   created_at: string;
-  series: number;
-  forecasts: number;
+  /** Known at submission for a forecast job; null for a beta job (its series are known once prepared). */
+  series: number | null;
+  forecasts: number | null;
   quantiles: number[];
+}
+
+export type JobKind = 'forecast' | 'beta';
+export const jobKind = (meta: JobMeta): JobKind => meta.kind ?? 'forecast';
+
+/** Where a beta job's sources are: an uploaded part (stored at `betaInputKey(job, part)`), or a locator read where it is. */
+export type StoredSource = { part: number; name: string; format: 'parquet' | 'arrow' } | { locator: string };
+
+export interface StoredBetaSources {
+  input: StoredSource;
+  covariates: StoredSource[];
+}
+
+/** What planning a beta job found: the names its results use, its cutoffs (null: each series' end), and its chunk count. */
+export interface BetaPlan {
+  identifiers: string[];
+  targets: string[];
+  covariates: number;
+  cutoffs: number[] | null;
+  chunks: number;
 }

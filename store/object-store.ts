@@ -29,6 +29,10 @@ export interface ObjectStore {
   /** Names directly under a prefix (`jobs` -> job ids); empty when there is nothing under it. */
   children(prefix: string): Promise<string[]>;
   read(key: string): Promise<Readable>;
+  /** Stores a local file as the object, streamed (never whole in memory); the file is left as it was. */
+  putFile(key: string, file: string): Promise<void>;
+  /** Streams the object into a local file. */
+  getFile(key: string, file: string): Promise<void>;
   /** Removes every object under a prefix. */
   removeAll(prefix: string): Promise<void>;
   /** A DuckDB failure on the store's locations that means the store is away, as StoreUnavailableError; null for any other. */
@@ -102,6 +106,14 @@ export class LocalFolder implements ObjectStore {
 
   async read(key: string): Promise<Readable> {
     return fs.createReadStream(this.location(key));
+  }
+
+  putFile(key: string, file: string): Promise<void> {
+    return this.writeWith(key, (tmp) => fs.promises.copyFile(file, tmp));
+  }
+
+  async getFile(key: string, file: string): Promise<void> {
+    await fs.promises.copyFile(this.location(key), file);
   }
 
   async removeAll(prefix: string): Promise<void> {

@@ -19,7 +19,7 @@ import type { StoreDatabase } from './duckdb.ts';
  */
 
 const IDENTIFYING = ['job_id VARCHAR', 'model VARCHAR', 'series_index INTEGER', 'fcd_index INTEGER', 'fcd INTEGER', 'fcd_timestamp TIMESTAMP'];
-const METRIC_NAMES = ['mae', 'mape', 'crps', 'wape', 'scaled_bias'] as const satisfies readonly (keyof Metrics)[];
+export const METRIC_NAMES = ['mae', 'mape', 'crps', 'wape', 'scaled_bias'] as const satisfies readonly (keyof Metrics)[];
 
 export const quantileColumn = (level: number): string => `q_${quantileKey(level).replace('.', '_')}`;
 
@@ -146,9 +146,12 @@ export function readPredictions(
   });
 }
 
-/** The parts a glob matches merged into one Parquet file at `location`, in series and step order. */
-export function mergeParts(db: StoreDatabase, glob: string, table: 'predictions' | 'metrics', location: string): Promise<void> {
-  const order = table === 'predictions' ? 'series_index, fcd_index, step' : 'series_index, fcd_index';
+/** The order a forecast job's merged download is in. */
+export const forecastOrder = (table: 'predictions' | 'metrics'): string =>
+  table === 'predictions' ? 'series_index, fcd_index, step' : 'series_index, fcd_index';
+
+/** The parts a glob matches merged into one Parquet file at `location`, in the given order. */
+export function mergeParts(db: StoreDatabase, glob: string, order: string, location: string): Promise<void> {
   return db.use((c) =>
     c.run(`COPY (SELECT * FROM read_parquet(${sqlString(glob)}) ORDER BY ${order}) TO ${sqlString(location)} (FORMAT parquet)`).then(() => undefined),
   );

@@ -1,4 +1,8 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import {
   DeleteObjectsCommand,
   GetObjectCommand,
@@ -9,6 +13,7 @@ import {
   S3Client,
   S3ServiceException,
 } from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
 import type { StorageConfig } from '../config.ts';
 import { sqlString } from '../engine/sql.ts';
 import { StoreUnavailableError } from './errors.ts';
@@ -95,9 +100,16 @@ export class S3Bucket implements ObjectStore {
   }
 
   async writeWith(key: string, produce: (location: string) => Promise<void>): Promise<void> {
-    // DuckDB writes to the bucket as a multipart upload, which becomes the object only when it
-    // completes: a failed write leaves the earlier object, or none.
-    await produce(this.location(key));
+    // Produced into a local file, then one PUT (a multipart upload when large): cheaper than
+    // DuckDB's own multipart upload for the many small parts a job writes, and as whole: the
+    // object appears when the upload completes, so a failed write leaves the earlier one, or none.
+    const file = path.join(os.tmpdir(), `store-put-${process.pid}-${Math.random().toString(36).slice(2)}`);
+    try {
+      await produce(file);
+      await this.putFile(key, file);
+    } finally {
+      await fs.promises.rm(file, { force: true });
+    }
   }
 
   async exists(key: string): Promise<boolean> {
@@ -123,6 +135,16 @@ export class S3Bucket implements ObjectStore {
   async read(key: string): Promise<Readable> {
     const object = await this.guard(this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.prefix + key })));
     return object.Body as Readable;
+  }
+
+  async putFile(key: string, file: string): Promise<void> {
+    // A multipart upload of parts read from the file as they go; the object appears when it completes.
+    const upload = new Upload({ client: this.client, params: { Bucket: this.bucket, Key: this.prefix + key, Body: fs.createReadStream(file) } });
+    await this.guard(upload.done());
+  }
+
+  async getFile(key: string, file: string): Promise<void> {
+    await this.guard(pipeline(await this.read(key), fs.createWriteStream(file)));
   }
 
   async removeAll(prefix: string): Promise<void> {

@@ -2,7 +2,7 @@ import { ActivityFailure, ApplicationFailure, continueAsNew, defineQuery, isCanc
 import type { JobActivities, JobPlan } from '../activities/forecast-job.ts';
 
 /**
- * One workflow per forecast job: plan chunks, run them with bounded parallelism, summarise.
+ * One workflow per job (forecast or beta, the activities tell them apart): plan chunks, run them with bounded parallelism, summarise.
  * Only ids and counts pass through here; the data stays in the job store. A run starts at most
  * `chunksPerRun` chunks, then continues as new with the plan and its progress, so each run's
  * history stays bounded however large the job.
@@ -29,7 +29,7 @@ export interface JobProgress {
 
 export const progressQuery = defineQuery<JobProgress>('progress');
 
-const { planJob, summarizeJob } = proxyActivities<JobActivities>({
+const { summarizeJob } = proxyActivities<JobActivities>({
   startToCloseTimeout: '10 minutes',
   retry: { maximumAttempts: 5 },
 });
@@ -53,6 +53,12 @@ function jobFailure(err: unknown): never {
 export async function forecastJob(args: ForecastJobArgs) {
   const progress: JobProgress = { done: args.resume?.done ?? 0, total: null, chunksDone: args.resume?.chunksDone ?? 0, chunks: null };
   setHandler(progressQuery, () => progress);
+  // Planning a beta job runs its whole schema logic: it may take long, and beats like a chunk.
+  const { planJob } = proxyActivities<JobActivities>({
+    startToCloseTimeout: '2 hours',
+    heartbeatTimeout: args.heartbeatTimeoutMs,
+    retry: { maximumAttempts: 5 },
+  });
   const { runChunk } = proxyActivities<JobActivities>({
     startToCloseTimeout: '1 hour',
     heartbeatTimeout: args.heartbeatTimeoutMs,
@@ -69,7 +75,9 @@ export async function forecastJob(args: ForecastJobArgs) {
     const lane = async () => {
       while (next < end) {
         const chunk = next++;
-        progress.done += await runChunk(args.jobId, chunk);
+        // Awaited first: `done += await ...` would add to the value read before the await, losing other lanes' progress.
+        const forecasts = await runChunk(args.jobId, chunk);
+        progress.done += forecasts;
         progress.chunksDone++;
       }
     };
@@ -78,7 +86,7 @@ export async function forecastJob(args: ForecastJobArgs) {
       // Thrown past the catch below unchanged (it is neither a cancellation nor an activity failure).
       await continueAsNew<typeof forecastJob>({ ...args, resume: { plan, nextChunk: end, done: progress.done, chunksDone: progress.chunksDone } });
     }
-    return await summarizeJob(args.jobId, plan.forecasts);
+    return await summarizeJob(args.jobId, plan.forecasts, plan.metricRows ?? plan.forecasts);
   } catch (err) {
     jobFailure(err);
   }

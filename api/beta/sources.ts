@@ -4,6 +4,7 @@ import type { BetaQuery, Source } from '../../engine/beta/query-fields.ts';
 import { parquetSource, type BetaSources, type TableSource } from '../../engine/beta/sources.ts';
 import { invalidRequest, refuseField, requestField, type FieldError, type FieldPath } from '../../engine/errors.ts';
 import { detectFormat } from './file-format.ts';
+import type { StoredBetaSources, StoredSource } from '../../store/layout.ts';
 import type { Upload } from './upload.ts';
 
 /**
@@ -69,4 +70,19 @@ export async function resolveSources(query: BetaQuery, upload: Upload, locator: 
   }
   const [input, ...covariates] = resolved;
   return { input, covariates };
+}
+
+/**
+ * Where a beta job's sources are once stored: each uploaded part by its position in the upload
+ * (its file is `upload.parts` in that order), each locator as given.
+ */
+export async function storedSources(query: BetaQuery, upload: Upload): Promise<StoredBetaSources> {
+  const names = [...upload.parts.keys()];
+  const store = async (source: Source): Promise<StoredSource> => {
+    if (typeof source === 'string') return { locator: source };
+    const name = source.uri.slice(INLINE.length);
+    const detected = await detectFormat(upload.parts.get(name)!.file);
+    return { part: names.indexOf(name), name, format: detected.format === 'parquet' ? 'parquet' : 'arrow' };
+  };
+  return { input: await store(query.input.source), covariates: await Promise.all((query.covariates ?? []).map((c) => store(c.schema.source))) };
 }

@@ -9,9 +9,10 @@ const SERIES_PER_READ = 200;
  * block at a time and written as they come, so the body is never built as one string.
  */
 export async function* completedJobBody(store: JobStore, meta: JobMeta, page: { offset: number; limit: number | null }): AsyncGenerator<string> {
-  const from = Math.min(page.offset, meta.series);
-  const to = page.limit === null ? meta.series : Math.min(meta.series, from + page.limit);
-  yield `{"job_id":${JSON.stringify(meta.job_id)},"status":"completed","total_series":${meta.series},"offset":${from},"limit":${page.limit ?? 'null'},"series":[`;
+  const total = meta.series ?? 0;
+  const from = Math.min(page.offset, total);
+  const to = page.limit === null ? total : Math.min(total, from + page.limit);
+  yield `{"job_id":${JSON.stringify(meta.job_id)},"status":"completed","total_series":${total},"offset":${from},"limit":${page.limit ?? 'null'},"series":[`;
   for (let start = from; start < to; start += SERIES_PER_READ) {
     const block = await store.predictions(meta, start, Math.min(to, start + SERIES_PER_READ));
     yield block.map((s, i) => (start + i > from ? ',' : '') + JSON.stringify(s)).join('');

@@ -6,7 +6,7 @@ import { validateForecast } from '../../engine/model-checks.ts';
 import type { ForecastRequest } from '../../engine/request-schema.ts';
 import { quantileLevels } from '../../engine/tasks.ts';
 import type { JobStore } from '../../store/job-store.ts';
-import type { JobMeta } from '../../store/layout.ts';
+import { jobKind, type JobKind, type JobMeta, type StoredBetaSources } from '../../store/layout.ts';
 import type { JobProgress } from '../../workflows/forecast-job.ts';
 import { HttpError } from '../problem.ts';
 
@@ -35,9 +35,9 @@ export class JobService {
    */
   async submit(request: ForecastRequest, model: string, principal: string): Promise<JobMeta> {
     validateForecast(this.engine.settings, request, model);
-    const jobId = randomUUID();
     const meta: JobMeta = {
-      job_id: jobId,
+      job_id: randomUUID(),
+      kind: 'forecast',
       principal,
       model,
       created_at: new Date().toISOString(),
@@ -45,8 +45,39 @@ export class JobService {
       forecasts: countForecasts(request),
       quantiles: [...quantileLevels(request.quantiles)],
     };
-    await this.store.create(meta, request);
+    return this.start(meta, () => this.store.create(meta, request));
+  }
+
+  /**
+   * A beta job: its query was validated and its parts checked by the caller (the cheap checks of
+   * the synchronous endpoint); the parts are streamed from their local files into the store.
+   */
+  async submitBeta(input: {
+    query: unknown;
+    model: string;
+    principal: string;
+    quantiles: readonly number[];
+    sources: StoredBetaSources;
+    files: readonly string[];
+  }) {
+    const meta: JobMeta = {
+      job_id: randomUUID(),
+      kind: 'beta',
+      principal: input.principal,
+      model: input.model,
+      created_at: new Date().toISOString(),
+      series: null,
+      forecasts: null,
+      quantiles: [...input.quantiles],
+    };
+    return this.start(meta, () => this.store.createBeta(meta, input.query, input.sources, input.files));
+  }
+
+  /** Stores the job, then starts its workflow; if either fails, nothing of the job is left. */
+  private async start(meta: JobMeta, store: () => Promise<void>): Promise<JobMeta> {
+    const jobId = meta.job_id;
     try {
+      await store();
       await this.client.workflow.start('forecastJob', {
         taskQueue: this.config.taskQueue,
         workflowId: jobId,
@@ -54,17 +85,24 @@ export class JobService {
       });
     } catch (err) {
       // No workflow, no job: leave nothing behind that polling would find.
-      await this.store.remove(jobId);
+      await this.store.remove(jobId).catch(() => undefined);
       throw err;
     }
     return meta;
   }
 
-  /** The job's metadata, if it exists and belongs to the principal (404 and 403 otherwise). */
-  async meta(jobId: string, principal: string): Promise<JobMeta> {
+  /**
+   * The job's metadata, if it exists, belongs to the principal (404 and 403 otherwise) and is of
+   * the kind the route serves (a beta job's status is read under /v1-beta, and the other way round).
+   */
+  async meta(jobId: string, principal: string, kind: JobKind): Promise<JobMeta> {
     const meta = await this.store.meta(jobId);
     if (!meta) throw new HttpError(404, 'not_found', `no job '${jobId}'`);
     if (meta.principal !== principal) throw new HttpError(403, 'forbidden', `job '${jobId}' belongs to another principal`);
+    if (jobKind(meta) !== kind) {
+      const where = jobKind(meta) === 'beta' ? `/v1-beta/forecast-jobs/${jobId}` : `/forecast-jobs/${jobId}`;
+      throw new HttpError(404, 'not_found', `job '${jobId}' is a ${jobKind(meta)} job: read it at ${where}`);
+    }
     return meta;
   }
 

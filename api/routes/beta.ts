@@ -1,15 +1,15 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
+import type { DuckDBInstance } from '@duckdb/node-api';
 import multipart from '@fastify/multipart';
-import type { FastifyInstance } from 'fastify';
-import { openBetaDatabase } from '../../engine/beta/duckdb.ts';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { openProcessBetaDatabase } from '../../engine/beta/duckdb.ts';
 import type { LocatorConfig } from '../../engine/beta/locator.ts';
 import { BetaQuery } from '../../engine/beta/query-schema.ts';
 import { checkBetaQueryAgainstModel, runBetaForecast } from '../../engine/beta/run.ts';
 import type { Engine } from '../../engine/engine.ts';
 import { requireRunnableModel } from '../../engine/model-checks.ts';
 import { resolveSources } from '../beta/sources.ts';
+import { betaJobRoutes, type CheckedUpload } from './beta-jobs.ts';
+import type { JobService } from '../jobs/job-service.ts';
 import { newUploadDir, receiveUpload, removeStaleUploads, removeUpload } from '../beta/upload.ts';
 import { BETA_ROOTS, HttpError } from '../problem.ts';
 import { BetaModelQuery } from '../query-schemas.ts';
@@ -22,14 +22,18 @@ export interface BetaRouteOptions {
   duckdbMemoryLimit: string | null;
   duckdbInitSql: string | null;
   engine: Engine;
+  /** The process's beta database, shared with its job worker; without one the routes open their own. */
+  db?: DuckDBInstance;
+  /** Beta jobs (POST /v1-beta/forecast-jobs...), where the server has a Temporal service. */
+  jobs?: JobService;
 }
 
 const NOT_MULTIPART =
   'send multipart/form-data: a part named "query" (application/json) holding the beta request, and one part per data file (Parquet or Arrow IPC)';
 
 /**
- * POST /v1-beta/forecast (reference 4.6): an encapsulated plugin, so its multipart parser and
- * its own content-type rules apply to this route only.
+ * POST /v1-beta/forecast (reference 4.6) and beta jobs: an encapsulated plugin, so its multipart
+ * parser and its own content-type rules apply to these routes only.
  */
 export async function betaRoutes(app: FastifyInstance, opts: BetaRouteOptions): Promise<void> {
   // Any body reaches the handler unparsed, which answers a clear 415 unless it is multipart.
@@ -37,30 +41,24 @@ export async function betaRoutes(app: FastifyInstance, opts: BetaRouteOptions): 
   app.addContentTypeParser('*', (_request, _payload, done) => done(null));
   await app.register(multipart);
 
-  // DATA_DIR may be shared by several processes (README, scale-out): each keeps its DuckDB spill
-  // files in a directory of its own, and only clearly abandoned uploads are swept at start-up.
+  // DATA_DIR may be shared by several processes (README, scale-out): only clearly abandoned
+  // uploads are swept at start-up.
   await removeStaleUploads(opts.dataDir);
-  const spill = path.join(opts.dataDir, 'beta-duckdb-tmp', `${os.hostname()}-${process.pid}`);
-  const db = await openBetaDatabase({ tempDirectory: spill, memoryLimit: opts.duckdbMemoryLimit, initSql: opts.duckdbInitSql });
-  app.addHook('onClose', async () => {
-    db.closeSync();
-    fs.rmSync(spill, { recursive: true, force: true });
-  });
+  let db = opts.db;
+  if (!db) {
+    const own = await openProcessBetaDatabase(opts.dataDir, { memoryLimit: opts.duckdbMemoryLimit, initSql: opts.duckdbInitSql });
+    app.addHook('onClose', async () => own.close());
+    db = own.db;
+  }
+
+  const checked = (request: FastifyRequest, dir: string) => receiveCheckedUpload(request, dir, opts);
 
   app.post('/v1-beta/forecast', { config: { fieldRoots: BETA_ROOTS } }, async (request, reply) => {
-    const { model } = parseOr422(BetaModelQuery, request.query, 'query');
-    requireRunnableModel(model, opts.engine.settings.models);
-    if (!request.isMultipart()) throw new HttpError(415, 'unsupported_media_type', NOT_MULTIPART);
     const dir = newUploadDir(opts.dataDir);
     try {
       const started = performance.now();
-      const upload = await receiveUpload(request, { dir, maxBytes: opts.maxUploadBytes });
+      const { model, query, sources } = await checked(request, dir);
       const uploadMs = performance.now() - started;
-      if (upload.query === undefined)
-        throw new HttpError(422, 'invalid_request', `no "query" part: ${NOT_MULTIPART}`, [{ path: 'body.query', message: 'required' }]);
-      const query = parseOr422(BetaQuery, upload.query, 'body.query');
-      checkBetaQueryAgainstModel(query, model, opts.engine.settings.models);
-      const sources = await resolveSources(query, upload, opts.locator);
       const { body, timings } = await runBetaForecast(opts.engine, db, query, model, sources);
       // Where the time went, for clients and the benchmark (parsing and schema logic vs model).
       reply.header(
@@ -72,4 +70,24 @@ export async function betaRoutes(app: FastifyInstance, opts: BetaRouteOptions): 
       await removeUpload(dir);
     }
   });
+
+  if (opts.jobs) betaJobRoutes(app, { jobs: opts.jobs, db, dataDir: opts.dataDir, receive: checked });
+}
+
+/**
+ * The multipart body of a beta call, received and checked as far as is cheap: the model, the
+ * query, its parts (streamed to `dir`) matched with its sources. Shared by the synchronous
+ * endpoint and beta jobs, so both refuse the same input the same way.
+ */
+async function receiveCheckedUpload(request: FastifyRequest, dir: string, opts: BetaRouteOptions): Promise<CheckedUpload> {
+  const { model } = parseOr422(BetaModelQuery, request.query, 'query');
+  requireRunnableModel(model, opts.engine.settings.models);
+  if (!request.isMultipart()) throw new HttpError(415, 'unsupported_media_type', NOT_MULTIPART);
+  const upload = await receiveUpload(request, { dir, maxBytes: opts.maxUploadBytes });
+  if (upload.query === undefined)
+    throw new HttpError(422, 'invalid_request', `no "query" part: ${NOT_MULTIPART}`, [{ path: 'body.query', message: 'required' }]);
+  const query = parseOr422(BetaQuery, upload.query, 'body.query');
+  checkBetaQueryAgainstModel(query, model, opts.engine.settings.models);
+  const sources = await resolveSources(query, upload, opts.locator);
+  return { model, query, upload, sources };
 }

@@ -5,6 +5,7 @@ import { ForecastRequest } from '../../engine/request-schema.ts';
 import { PredictionSchema } from '../../engine/response-schema.ts';
 import { completedJobBody } from '../jobs/completed-body.ts';
 import type { JobService } from '../jobs/job-service.ts';
+import { jobKind, type JobKind } from '../../store/layout.ts';
 import { HttpError } from '../problem.ts';
 import { ModelQuery } from '../query-schemas.ts';
 import { parseOr422 } from '../validation.ts';
@@ -68,14 +69,22 @@ export async function jobRoutes(app: FastifyInstance, opts: { defaultModel: stri
       const metas = await jobs.list(request.principal, limit);
       const states = await Promise.all(metas.map((m) => jobs.state(m.job_id)));
       return {
-        jobs: metas.map((m, i) => ({ job_id: m.job_id, model: m.model, created_at: m.created_at, series: m.series, forecasts: m.forecasts, ...states[i] })),
+        jobs: metas.map((m, i) => ({
+          job_id: m.job_id,
+          kind: jobKind(m),
+          model: m.model,
+          created_at: m.created_at,
+          series: m.series,
+          forecasts: m.forecasts,
+          ...states[i],
+        })),
       };
     });
 
     app.get(`${prefix}/:job_id`, async (request, reply) => {
       const { job_id } = parseOr422(JobIdParams, request.params, 'path');
       const page = parseOr422(JobPageQuery, request.query, 'query');
-      const meta = await jobs.meta(job_id, request.principal);
+      const meta = await jobs.meta(job_id, request.principal, 'forecast');
       const state = await jobs.state(job_id);
       if (state.status !== 'completed') return { job_id, ...state, series: null };
       return reply
@@ -83,27 +92,32 @@ export async function jobRoutes(app: FastifyInstance, opts: { defaultModel: stri
         .send(Readable.from(completedJobBody(jobs.store, meta, { offset: page.offset, limit: page.limit ?? null })));
     });
 
-    app.post(`${prefix}/:job_id/cancel`, async (request) => {
-      const { job_id } = parseOr422(JobIdParams, request.params, 'path');
-      await jobs.meta(job_id, request.principal);
-      const before = await jobs.state(job_id);
-      if (before.status !== 'in_progress')
-        throw new HttpError(409, 'job_finished', `job '${job_id}' has already finished (${before.status}); there is nothing to cancel`);
-      await jobs.cancel(job_id);
-      return { job_id, status: 'cancelling' };
-    });
+    jobControlRoutes(app, prefix, jobs, 'forecast');
+  }
+}
 
-    for (const table of ['predictions', 'metrics'] as const) {
-      app.get(`${prefix}/:job_id/${table}.parquet`, async (request, reply) => {
-        const { job_id } = parseOr422(JobIdParams, request.params, 'path');
-        await jobs.meta(job_id, request.principal);
-        const state = await jobs.state(job_id);
-        if (state.status !== 'completed')
-          throw new HttpError(409, 'job_not_completed', `job '${job_id}' is ${state.status}; its results can be downloaded once it has completed`);
-        const file = await jobs.store.export(job_id, table);
-        if (!file) throw new HttpError(404, 'not_found', `job '${job_id}' has no ${table}`);
-        return reply.type('application/vnd.apache.parquet').header('content-disposition', `attachment; filename="${job_id}-${table}.parquet"`).send(file);
-      });
-    }
+/** Cancel and the Parquet downloads, the same for both kinds of job (each under its own prefix). */
+export function jobControlRoutes(app: FastifyInstance, prefix: string, jobs: JobService, kind: JobKind): void {
+  app.post(`${prefix}/:job_id/cancel`, async (request) => {
+    const { job_id } = parseOr422(JobIdParams, request.params, 'path');
+    await jobs.meta(job_id, request.principal, kind);
+    const before = await jobs.state(job_id);
+    if (before.status !== 'in_progress')
+      throw new HttpError(409, 'job_finished', `job '${job_id}' has already finished (${before.status}); there is nothing to cancel`);
+    await jobs.cancel(job_id);
+    return { job_id, status: 'cancelling' };
+  });
+
+  for (const table of ['predictions', 'metrics'] as const) {
+    app.get(`${prefix}/:job_id/${table}.parquet`, async (request, reply) => {
+      const { job_id } = parseOr422(JobIdParams, request.params, 'path');
+      const meta = await jobs.meta(job_id, request.principal, kind);
+      const state = await jobs.state(job_id);
+      if (state.status !== 'completed')
+        throw new HttpError(409, 'job_not_completed', `job '${job_id}' is ${state.status}; its results can be downloaded once it has completed`);
+      const file = await jobs.store.export(meta, table);
+      if (!file) throw new HttpError(404, 'not_found', `job '${job_id}' has no ${table}`);
+      return reply.type('application/vnd.apache.parquet').header('content-disposition', `attachment; filename="${job_id}-${table}.parquet"`).send(file);
+    });
   }
 }

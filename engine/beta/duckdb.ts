@@ -1,4 +1,6 @@
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { EngineError } from '../errors.ts';
 import { withConnection } from '../sql.ts';
@@ -37,6 +39,25 @@ export async function openBetaDatabase(options: BetaDatabaseOptions): Promise<Du
     });
   }
   return db;
+}
+
+/**
+ * The beta database of one process, spilling under DATA_DIR. DATA_DIR may be shared by several
+ * processes (README, scale-out): each keeps its spill files in a folder of its own, removed on close.
+ */
+export async function openProcessBetaDatabase(
+  dataDir: string,
+  options: Omit<BetaDatabaseOptions, 'tempDirectory'>,
+): Promise<{ db: DuckDBInstance; close(): void }> {
+  const spill = path.join(dataDir, 'beta-duckdb-tmp', `${os.hostname()}-${process.pid}`);
+  const db = await openBetaDatabase({ ...options, tempDirectory: spill });
+  return {
+    db,
+    close() {
+      db.closeSync();
+      fs.rmSync(spill, { recursive: true, force: true });
+    },
+  };
 }
 
 /**

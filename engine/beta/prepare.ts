@@ -1,4 +1,4 @@
-import type { DuckDBConnection } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBResult } from '@duckdb/node-api';
 import { refuseField } from '../errors.ts';
 import { bucketIntoTable, passesFor, streamCompleteSeries, type BucketSpec, type SeriesArrays } from './buckets.ts';
 import { checkIdentifiers, checkSourceColumns, checkTimes, timeExpression } from './columns.ts';
@@ -37,7 +37,37 @@ export interface PreparedData {
   series: PreparedSeries[];
 }
 
+/** What the schema logic leaves in the connection: the series' tables, read out by `seriesHeadsSql` and `seriesValuesSql`. */
+export interface PreparedTables extends Omit<PreparedData, 'series'> {
+  /** `sid, k0, n, lvl, <identifier values...>` per series, in series order. */
+  headsSql: string;
+  /** `sid, k (DOUBLE), <targets...>, <covariates...>` per observed step, in no order. */
+  valuesSql: string;
+}
+
+/** The input's columns against the query's roles: cheap (a file's footer or schema), so checked before a job exists. */
+export async function checkInputColumns(c: DuckDBConnection, query: BetaQuery, sources: BetaSources): Promise<void> {
+  const rolesPath = ['input', query.input.columns ? 'columns' : 'schema'];
+  checkSourceColumns(await sources.input.describe(c), inputColumns(query), sources.input, rolesPath);
+}
+
+/** The schema logic with every series read into memory (the synchronous endpoint). */
 export async function prepareSeries(c: DuckDBConnection, query: BetaQuery, sources: BetaSources): Promise<PreparedData> {
+  const prepared = await schemaLogic(c, query, sources, true);
+  if ('series' in prepared) return prepared;
+  const { headsSql: _heads, valuesSql: _values, ...names } = prepared;
+  return { ...names, series: await readSeries(c, prepared) };
+}
+
+/**
+ * The schema logic leaving the series in DuckDB tables (beta jobs), to be written out a chunk at
+ * a time rather than held in memory.
+ */
+export async function prepareSeriesTables(c: DuckDBConnection, query: BetaQuery, sources: BetaSources): Promise<PreparedTables> {
+  return (await schemaLogic(c, query, sources, false)) as PreparedTables;
+}
+
+async function schemaLogic(c: DuckDBConnection, query: BetaQuery, sources: BetaSources, inMemory: boolean): Promise<PreparedData | PreparedTables> {
   const columns = inputColumns(query);
   const rolesPath = ['input', query.input.columns ? 'columns' : 'schema'];
   const roles = summariseRoles(columns);
@@ -86,7 +116,7 @@ export async function prepareSeries(c: DuckDBConnection, query: BetaQuery, sourc
     batches: passesFor(rowCount, dictionary.size),
   };
   const baseOnly = selection.levels.length === 1 && selection.levels[0].mask === 0;
-  if (baseOnly && historical.length === 0 && !query.covariates?.length) {
+  if (inMemory && baseOnly && historical.length === 0 && !query.covariates?.length) {
     const series = await streamCompleteSeries(c, spec, dictionary, selection.levels[0]);
     if (series) return { freq, identifiers: roles.identifiers, targets: roles.targets, covariates: [], levels: selection.levels, series };
   }
@@ -127,14 +157,19 @@ export async function prepareSeries(c: DuckDBConnection, query: BetaQuery, sourc
     finals.push({ ids: 'beta_rollup_ids', values: await complete('beta_rolled_k', 'beta_rollups', valueColumns) });
   }
 
-  const series = await readSeries(c, finals, freq, targets.length, valueColumns, selection.levels, `${levelOrder}${idOrder}`, idList);
+  const order = `${levelOrder}${idOrder}`;
+  const heads = finals.map((f) => `SELECT sid, min(k) AS k0, count(*) AS n FROM ${f.values} GROUP BY sid`).join(' UNION ALL ');
+  const dictionaries = finals.map((f) => `SELECT sid, lvl${idList.map((col) => `, ${col}`).join('')} FROM ${f.ids}`).join(' UNION ALL ');
+  // k as DOUBLE (exact up to 2^53) so it reads as a number, not a BigInt per row.
+  const selected = ['sid', 'CAST(k AS DOUBLE) AS k', ...targets.map((t) => t.column), ...valueColumns].join(', ');
   return {
     freq,
     identifiers: roles.identifiers,
     targets: roles.targets,
     covariates: [...roles.historical, ...covariateNames],
     levels: selection.levels,
-    series,
+    headsSql: `SELECT h.sid, h.k0, h.n, d.* EXCLUDE (sid) FROM (${heads}) h JOIN (${dictionaries}) d USING (sid) ORDER BY ${order}`,
+    valuesSql: finals.map((f) => `SELECT ${selected} FROM ${f.values}`).join(' UNION ALL '),
   };
 }
 
@@ -144,53 +179,54 @@ async function readDictionary(c: DuckDBConnection, table: string, idList: string
   return new Map(rows.map(([sid, ...values]) => [Number(sid), values]));
 }
 
-/**
- * The prepared series, one typed array per target and covariate. Values are streamed a chunk at
- * a time in no particular order and placed by their step, so DuckDB never sorts the big table.
- */
-async function readSeries(
-  c: DuckDBConnection,
-  finals: { ids: string; values: string }[],
-  freq: Duration,
-  targetCount: number,
-  valueColumns: string[],
-  levels: Level[],
-  order: string,
-  idList: string[],
-): Promise<PreparedSeries[]> {
-  const byMask = new Map(levels.map((l) => [l.mask, l]));
-  const heads = finals.map((f) => `SELECT sid, min(k) AS k0, count(*) AS n FROM ${f.values} GROUP BY sid`).join(' UNION ALL ');
-  const dictionaries = finals.map((f) => `SELECT sid, lvl${idList.map((col) => `, ${col}`).join('')} FROM ${f.ids}`).join(' UNION ALL ');
-  const rows = (
-    await c.runAndReadAll(`SELECT h.sid, h.k0, h.n, d.* EXCLUDE (sid) FROM (${heads}) h JOIN (${dictionaries}) d USING (sid) ORDER BY ${order}`)
-  ).getRowsJS() as (string | number | bigint | null)[][];
-  const bySid = new Map<number, { series: PreparedSeries; k0: number }>();
-  const series = rows.map(([sid, k0, n, lvl, ...idValues]) => {
-    const length = Number(n);
-    const s: PreparedSeries = {
-      level: byMask.get(Number(lvl))!,
-      ids: idValues as (string | null)[],
-      start: stepTime(Number(k0), freq),
-      length,
-      targets: Array.from({ length: targetCount }, () => new Float64Array(length)),
-      covariates: valueColumns.map(() => new Float64Array(length).fill(NaN)),
-    };
-    bySid.set(Number(sid), { series: s, k0: Number(k0) });
-    return s;
-  });
+/** A series' head as `headsSql` reads it: its sid, first step, length, level and identifier values. */
+export type SeriesHead = { sid: number; k0: number; length: number; level: Level; ids: (string | null)[] };
 
-  const targetColumns = Array.from({ length: targetCount }, (_, i) => `y${i}`);
-  // k as DOUBLE (exact up to 2^53) so it reads as a number, not a BigInt per row.
-  const columns = ['sid', 'CAST(k AS DOUBLE) AS k', ...targetColumns, ...valueColumns].join(', ');
-  const result = await c.stream(finals.map((f) => `SELECT ${columns} FROM ${f.values}`).join(' UNION ALL '));
+export async function readHeads(c: DuckDBConnection, headsSql: string, levels: Level[]): Promise<SeriesHead[]> {
+  const byMask = new Map(levels.map((l) => [l.mask, l]));
+  const rows = (await c.runAndReadAll(headsSql)).getRowsJS() as (string | number | bigint | null)[][];
+  return rows.map(([sid, k0, n, lvl, ...ids]) => ({
+    sid: Number(sid),
+    k0: Number(k0),
+    length: Number(n),
+    level: byMask.get(Number(lvl))!,
+    ids: ids as (string | null)[],
+  }));
+}
+
+/** Empty arrays for the heads' series, to be filled by `fillSeries`. */
+export function emptySeries(heads: SeriesHead[], freq: Duration, targetCount: number, covariateCount: number): PreparedSeries[] {
+  return heads.map((h) => ({
+    level: h.level,
+    ids: h.ids,
+    start: stepTime(h.k0, freq),
+    length: h.length,
+    targets: Array.from({ length: targetCount }, () => new Float64Array(h.length)),
+    covariates: Array.from({ length: covariateCount }, () => new Float64Array(h.length).fill(NaN)),
+  }));
+}
+
+/**
+ * Places rows of `sid, k, <targets...>, <covariates...>` into their series' arrays: rows come a
+ * chunk at a time in no particular order and are placed by their step, so DuckDB never sorts.
+ */
+export async function fillSeries(result: DuckDBResult, bySid: Map<number, { series: PreparedSeries; k0: number }>): Promise<void> {
   for (let chunk = await result.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
     const vectors = Array.from({ length: chunk.columnCount }, (_, j) => chunk.getColumnVector(j));
     for (let r = 0; r < chunk.rowCount; r++) {
       const { series: s, k0 } = bySid.get(vectors[0].getItem(r) as number)!;
       const at = (vectors[1].getItem(r) as number) - k0;
+      const targetCount = s.targets.length;
       for (let j = 0; j < targetCount; j++) s.targets[j][at] = vectors[2 + j].getItem(r) as number;
-      for (let j = 0; j < valueColumns.length; j++) s.covariates[j][at] = (vectors[2 + targetCount + j].getItem(r) as number | null) ?? NaN;
+      for (let j = 0; j < s.covariates.length; j++) s.covariates[j][at] = (vectors[2 + targetCount + j].getItem(r) as number | null) ?? NaN;
     }
   }
+}
+
+async function readSeries(c: DuckDBConnection, tables: PreparedTables): Promise<PreparedSeries[]> {
+  const heads = await readHeads(c, tables.headsSql, tables.levels);
+  const series = emptySeries(heads, tables.freq, tables.targets.length, tables.covariates.length);
+  const bySid = new Map(heads.map((h, i) => [h.sid, { series: series[i], k0: h.k0 }]));
+  await fillSeries(await c.stream(tables.valuesSql), bySid);
   return series;
 }

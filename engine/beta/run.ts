@@ -1,26 +1,24 @@
 import type { DuckDBInstance } from '@duckdb/node-api';
 import { MODEL_NAMES, modelEntry, type ModelEntry } from '../../models/registry.ts';
-import type { ForecastTask, ModelSettings } from '../../models/types.ts';
+import type { ModelSettings } from '../../models/types.ts';
 import type { Engine } from '../engine.ts';
-import { invalidRequest, refuseField, requestField, type FieldError } from '../errors.ts';
-import { computeMetrics } from '../metrics.ts';
+import { invalidRequest, requestField, type FieldError } from '../errors.ts';
 import { requireRunnableModel } from '../model-checks.ts';
 import { quantileKey } from '../quantile-key.ts';
 import type { Metrics } from '../response-schema.ts';
-import { couplesSeries, quantileLevels, runTasks, seasonLength } from '../tasks.ts';
 import { withConnection } from '../sql.ts';
-import { resolveCutoffs } from './cutoffs.ts';
-import { addDuration, duration, isoDuration, isoTimestamp, seasonLengthFor, stepsBetween, wholeSteps } from './duration.ts';
+import { backtestSettings, dataSpan, noForecastRefusal, planForecasts, queryCutoffs, runBacktest, targetForecasts } from './backtest.ts';
+import { addDuration, isoDuration, isoTimestamp } from './duration.ts';
 import { asMemoryRefusal } from './duckdb.ts';
-import { prepareSeries, type PreparedData, type PreparedSeries } from './prepare.ts';
+import { prepareSeries } from './prepare.ts';
 import { inputColumns, summariseRoles, type BetaQuery } from './query-fields.ts';
 import { BetaResponseBuilder, type BetaResponse } from './response.ts';
 import type { BetaSources } from './sources.ts';
 
 /**
- * The beta pipeline: the schema logic prepares the series in DuckDB (prepare.ts), the cutoffs
- * plan one task per (series, cutoff, target), the forecast core runs them (tasks.ts), and the
- * answer is assembled column by column.
+ * The synchronous beta pipeline: the schema logic prepares the series in DuckDB (prepare.ts), the
+ * backtest core plans and runs one task per (series, cutoff, target) (backtest.ts), and the answer
+ * is assembled column by column.
  */
 
 export interface BetaTimings {
@@ -51,29 +49,6 @@ export function checkBetaQueryAgainstModel(query: BetaQuery, modelName: string, 
   return model;
 }
 
-interface Planned {
-  series: PreparedSeries;
-  cutoff: number;
-  /** Steps of history up to and including the cutoff. */
-  seen: number;
-}
-
-/** Every (series, cutoff) to forecast: a cutoff before a series starts or after it ends is skipped for it. */
-function plan(prepared: PreparedData, cutoffs: number[] | null): Planned[] {
-  const out: Planned[] = [];
-  for (const series of prepared.series) {
-    const last = addDuration(series.start, prepared.freq, series.length - 1);
-    for (const cutoff of cutoffs ?? [last]) {
-      if (cutoff < series.start || cutoff > last) continue;
-      out.push({ series, cutoff, seen: stepsBetween(series.start, cutoff, prepared.freq) + 1 });
-    }
-  }
-  return out;
-}
-
-const seriesName = (prepared: PreparedData, s: PreparedSeries) =>
-  prepared.identifiers.flatMap((name, i) => (s.ids[i] === null ? [] : [`${name}=${s.ids[i]}`])).join(', ') || 'the series';
-
 export async function runBetaForecast(
   engine: Engine,
   db: DuckDBInstance,
@@ -88,70 +63,37 @@ export async function runBetaForecast(
   });
   const t1 = performance.now();
 
-  const { freq } = prepared;
-  const horizon = wholeSteps(duration(query.prediction_length), freq)!;
-  const context = query.context ? wholeSteps(duration(query.context), freq)! : null;
-  const levels = quantileLevels(query.quantiles);
-  const season = seasonLength(model.name, null, seasonLengthFor(freq));
-  const span = { first: Infinity, last: -Infinity };
-  for (const s of prepared.series) {
-    span.first = Math.min(span.first, s.start);
-    span.last = Math.max(span.last, addDuration(s.start, freq, s.length - 1));
-  }
-  const planned = plan(prepared, resolveCutoffs(query.cutoff, freq, horizon, span));
-  if (planned.length === 0) {
-    throw refuseField(
-      { root: 'request', path: ['cutoff'] },
-      `no series has data at any cutoff (the data runs from ${isoTimestamp(span.first)} to ${isoTimestamp(span.last)})`,
-    );
-  }
-  const tasks: ForecastTask[] = planned.flatMap((p) =>
-    p.series.targets.map((values) => ({
-      history: values.slice(context === null ? 0 : Math.max(0, p.seen - context), p.seen),
-      horizon,
-      quantiles: levels,
-      seasonLength: season,
-    })),
-  );
-  const targetCount = prepared.targets.length;
+  const settings = backtestSettings(query, model, prepared.freq);
+  const span = dataSpan(prepared.series, prepared.freq);
+  const planned = planForecasts(prepared.series, queryCutoffs(query, settings, span), prepared.freq);
+  if (planned.length === 0) throw noForecastRefusal(span);
   const t2 = performance.now();
-  const batch = { model, tasks, coupled: couplesSeries(model, { crossLearning: false, covariates: false }), lane: 'interactive' as const };
-  const outputs = await runTasks(engine, batch, (i) => {
-    const p = planned[Math.floor(i / targetCount)];
-    const where = `${seriesName(prepared, p.series)} at cutoff ${isoTimestamp(p.cutoff)}, target '${prepared.targets[i % targetCount]}'`;
-    return { forecast: where, subject: where, field: { root: 'request', path: ['input', 'source'] }, fieldMessage: (reason) => `${where}: ${reason}` };
-  });
+  const outputs = await runBacktest(engine, model, settings, planned, prepared, 'interactive');
   const t3 = performance.now();
 
   const keptIdentifiers = prepared.identifiers.filter((name) => prepared.levels.some((l) => l.kept.includes(name)));
-  const builder = new BetaResponseBuilder(keptIdentifiers, prepared.targets, levels.map(quantileKey));
+  const builder = new BetaResponseBuilder(keptIdentifiers, prepared.targets, settings.levels.map(quantileKey));
+  const { freq, horizon } = settings;
   const spanText = isoDuration(freq);
-  planned.forEach((p, i) => {
+  let metrics: Record<string, Metrics> = {};
+  for (const { planned: p, target, output, actuals, metrics: scored } of targetForecasts(planned, outputs, settings)) {
     const ids = Object.fromEntries(prepared.identifiers.map((name, j) => [name, p.series.ids[j]]));
     const cutoffText = isoTimestamp(p.cutoff);
-    for (let h = 1; h <= horizon; h++) builder.addRow(ids, isoTimestamp(addDuration(p.cutoff, freq, h)), cutoffText, isoDuration(freq, h), spanText);
-    const known = Math.max(0, Math.min(horizon, p.series.length - p.seen));
-    const metrics: Record<string, Metrics> = {};
-    prepared.targets.forEach((target, j) => {
-      const result = outputs[i * targetCount + j];
-      const values = p.series.targets[j];
-      for (let h = 0; h < horizon; h++)
-        builder.addPrediction(
-          target,
-          result.mean[h],
-          result.quantiles.map((q) => q[h]),
-          h < known ? values[p.seen + h] : null,
-        );
-      if (known > 0)
-        metrics[target] = computeMetrics(
-          values.subarray(p.seen, p.seen + known),
-          result.mean.subarray(0, known),
-          levels,
-          result.quantiles.map((q) => q.subarray(0, known)),
-        );
-    });
-    if (known > 0) builder.addMetrics(ids, cutoffText, known, metrics);
-  });
+    if (target === 0) {
+      for (let h = 1; h <= horizon; h++) builder.addRow(ids, isoTimestamp(addDuration(p.cutoff, freq, h)), cutoffText, isoDuration(freq, h), spanText);
+      metrics = {};
+    }
+    const name = prepared.targets[target];
+    for (let h = 0; h < horizon; h++)
+      builder.addPrediction(
+        name,
+        output.mean[h],
+        output.quantiles.map((q) => q[h]),
+        h < actuals.length ? actuals[h] : null,
+      );
+    if (scored) metrics[name] = scored;
+    if (target === prepared.targets.length - 1 && actuals.length > 0) builder.addMetrics(ids, cutoffText, actuals.length, metrics);
+  }
   const t4 = performance.now();
   return { body: builder.body, timings: { schemaMs: t1 - t0, modelMs: t3 - t2, assembleMs: t2 - t1 + (t4 - t3) }, series: prepared.series.length };
 }

@@ -15,6 +15,7 @@ import { JobService } from '../../api/jobs/job-service.ts';
 import { startDevServer } from '../../bin/temporal-dev-server.ts';
 import { loadConfig } from '../../config.ts';
 import { loadM4 } from '../../datasets/m4.ts';
+import { openProcessBetaDatabase } from '../../engine/beta/duckdb.ts';
 import { Engine } from '../../engine/engine.ts';
 import { computePredictions } from '../../engine/forecast.ts';
 import { ForecastRequest } from '../../engine/request-schema.ts';
@@ -58,7 +59,9 @@ async function timeTemporal(request: ForecastRequest, model: string, forecastsPe
   const client = new Client({ connection });
   const taskQueue = 'bench-backtest';
   const store = JobStore.local(dataDir);
-  const worker = await createJobWorker({ address: server.address, namespace: 'default', taskQueue, forecastsPerChunk }, engine, store);
+  const beta = await openProcessBetaDatabase(dataDir, {});
+  const betaJobs = { db: beta.db, locator: config.beta, workDir: path.join(dataDir, 'beta-job-work') };
+  const worker = await createJobWorker({ address: server.address, namespace: 'default', taskQueue, forecastsPerChunk }, engine, store, betaJobs);
   const working = worker.run();
   try {
     const jobs = new JobService(client, store, engine, { taskQueue, parallelism: 8, heartbeatTimeoutMs: 30_000, chunksPerRun: 500 });
@@ -70,12 +73,13 @@ async function timeTemporal(request: ForecastRequest, model: string, forecastsPe
       if (state.status === 'completed') break;
       await new Promise((r) => setTimeout(r, 100));
     }
-    return { seconds: (performance.now() - started) / 1000, forecasts: meta.forecasts };
+    return { seconds: (performance.now() - started) / 1000, forecasts: meta.forecasts ?? 0 };
   } finally {
     worker.shutdown();
     await working;
     await connection.close();
     await server.stop();
+    beta.close();
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
 }

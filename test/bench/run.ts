@@ -18,6 +18,10 @@ const BENCHMARKS: Record<string, readonly [summary: string, load: () => Promise<
     () => import('./backtest.ts'),
   ],
   beta: ['M4 Hourly uploaded as Parquet to /v1-beta/forecast: schema logic vs model time, peak memory', () => import('./beta.ts')],
+  scale: [
+    'one beta backtest job (100,000 weekly series x 10 cutoffs) through API and worker processes, Temporal and a bucket, vs the engine in-process',
+    () => import('./scale.ts'),
+  ],
   onnx: ['fixture foundation models on ONNX Runtime over M4 Hourly: series/s batched vs one at a time', () => import('./onnx.ts')],
 };
 

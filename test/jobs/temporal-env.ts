@@ -1,8 +1,10 @@
+import path from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { FastifyInstance } from 'fastify';
 import { createJobWorker } from '../../activities/worker.ts';
 import { JobService } from '../../api/jobs/job-service.ts';
 import { loadConfig, type Config } from '../../config.ts';
+import { openProcessBetaDatabase } from '../../engine/beta/duckdb.ts';
 import { Engine } from '../../engine/engine.ts';
 import { JobStore } from '../../store/job-store.ts';
 import { testServer } from '../api/helpers.ts';
@@ -29,7 +31,10 @@ export async function startJobsStack(config: Config, taskQueue: string, parallel
   const engine = new Engine(config.engine);
   const jobService = (queue: string, lanes: number, chunksPerRun = 500) =>
     new JobService(env.client, store, engine, { taskQueue: queue, parallelism: lanes, heartbeatTimeoutMs: 10_000, chunksPerRun });
-  const worker = (queue: string) => createJobWorker({ address: env.address, namespace: 'default', taskQueue: queue, forecastsPerChunk: 2 }, engine, store);
+  const beta = await openProcessBetaDatabase(config.dataDir, {});
+  const betaJobs = { db: beta.db, locator: config.beta, workDir: path.join(config.dataDir, 'beta-job-work') };
+  const worker = (queue: string) =>
+    createJobWorker({ address: env.address, namespace: 'default', taskQueue: queue, forecastsPerChunk: 2 }, engine, store, betaJobs);
   const app = await testServer(config, undefined, jobService(taskQueue, parallelism), engine);
   const running = await worker(taskQueue);
   const working = running.run();
@@ -47,6 +52,7 @@ export async function startJobsStack(config: Config, taskQueue: string, parallel
       await env.teardown();
       await engine.close();
       store.close();
+      beta.close();
     },
   };
 }

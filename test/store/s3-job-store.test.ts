@@ -1,10 +1,12 @@
 import { spawn } from 'node:child_process';
+import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { loadConfig } from '../../config.ts';
 import { JobStore } from '../../store/job-store.ts';
 import { AUTH, hourlySeries, tempDataDir, testConfig } from '../api/helpers.ts';
 import { startJobsStack, until, type JobsStack } from '../jobs/temporal-env.ts';
+import { filePart, multipartBody, queryPart, RETAIL, retailQuery, writeParquet } from '../beta/helpers.ts';
 import { bucketConnection, startMinio, type Minio } from './minio.ts';
 
 /**
@@ -119,6 +121,48 @@ describe('jobs with their store in a bucket', () => {
       ['naive', 1, 12],
     ]);
   }, 180_000);
+
+  test('beta jobs from an uploaded Parquet file: parts through the bucket, and one query ranks models over both kinds of job', async () => {
+    const sales = await writeParquet(path.join(tempDataDir(), 'sales.parquet'), RETAIL);
+    const parts = () => [queryPart(retailQuery({ cutoff: [{ every: '2d', start: '2024-01-08' }] })), filePart('sales', sales)];
+    const post = (url: string) => {
+      const body = multipartBody(parts());
+      return app.inject({ method: 'POST', url, headers: { ...AUTH, ...body.headers }, payload: body.payload });
+    };
+    const ids: Record<string, string> = {};
+    for (const model of ['naive', 'seasonal-naive']) ids[model] = (await post(`/v1-beta/forecast-jobs?model=${model}`)).json().job_id;
+    for (const id of Object.values(ids)) {
+      const done = await until(
+        async () => {
+          const body = (await app.inject({ method: 'GET', url: `/v1-beta/forecast-jobs/${id}`, headers: AUTH })).json();
+          return body.status !== 'in_progress' && body;
+        },
+        120_000,
+        `beta job ${id}`,
+      );
+      expect(done.status).toBe('completed');
+    }
+    const expected = async (model: string) => {
+      const { metrics } = (await post(`/v1-beta/forecast?model=${model}`)).json();
+      return { forecasts: metrics.cutoff.length, mae: metrics.targets.sales.mae.reduce((a: number, b: number) => a + b, 0) / metrics.cutoff.length };
+    };
+    const { connection, close } = await analystConnection();
+    const ranking = (
+      await connection.runAndReadAll(
+        `SELECT model, count(*)::INTEGER AS forecasts, avg(mae) AS mae
+         FROM read_parquet('s3://jobs/service/results/**/metrics/*.parquet', hive_partitioning = true, union_by_name = true)
+         WHERE job_id IN ('${ids.naive}', '${ids['seasonal-naive']}') AND known_steps > 0 GROUP BY model ORDER BY model`,
+      )
+    ).getRowObjects();
+    close();
+    const naive = await expected('naive');
+    const seasonal = await expected('seasonal-naive');
+    expect(ranking.map((r) => r.model)).toEqual(['naive', 'seasonal-naive']);
+    expect(ranking[0].forecasts).toBe(naive.forecasts);
+    expect(ranking[0].mae).toBeCloseTo(naive.mae, 12);
+    expect(ranking[1].forecasts).toBe(seasonal.forecasts);
+    expect(ranking[1].mae).toBeCloseTo(seasonal.mae, 12);
+  }, 240_000);
 
   test('the store away for a while: chunks retry and every forecast is written exactly once', async () => {
     const series = 150;

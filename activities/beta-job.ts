@@ -1,0 +1,102 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { DuckDBInstance } from '@duckdb/node-api';
+import { arrowSource } from '../engine/beta/arrow-source.ts';
+import { backtestSettings, planForecasts, runBacktest, targetForecasts } from '../engine/beta/backtest.ts';
+import { planBetaChunks } from '../engine/beta/job-plan.ts';
+import { locatorSource, type LocatorConfig } from '../engine/beta/locator.ts';
+import { BetaQuery } from '../engine/beta/query-schema.ts';
+import { inputColumns, queryFrequency } from '../engine/beta/query-fields.ts';
+import { parquetSource, type BetaSources, type TableSource } from '../engine/beta/sources.ts';
+import type { Engine } from '../engine/engine.ts';
+import type { FieldPath } from '../engine/errors.ts';
+import { withConnection } from '../engine/sql.ts';
+import { requireRunnableModel } from '../engine/model-checks.ts';
+import type { JobStore } from '../store/job-store.ts';
+import type { JobMeta, StoredSource } from '../store/layout.ts';
+
+/**
+ * A beta job's two steps: planning (the uploaded parts fetched from the store to a local folder,
+ * the schema logic in DuckDB, one Parquet input per chunk written back to the store) and each
+ * chunk (its series read back, forecast by the backtest core, results written as Parquet).
+ */
+
+export interface BetaDependencies {
+  engine: Engine;
+  store: JobStore;
+  /** The DuckDB database the schema logic runs in (spilling to its own folder). */
+  db: DuckDBInstance;
+  locator: LocatorConfig;
+  /** A local folder for a planning's downloads and chunk files, removed after each. */
+  workDir: string;
+  minimumForecastsPerChunk: number;
+}
+
+/** Rebuilds the job's sources from where they were stored: parts from local copies, locators as they were given. */
+async function storedSources(deps: BetaDependencies, jobId: string, dir: string): Promise<BetaSources> {
+  const stored = await deps.store.betaSources(jobId);
+  const open = async (source: StoredSource, at: FieldPath): Promise<TableSource> => {
+    if ('locator' in source) return locatorSource(source.locator, deps.locator, { root: 'request', path: at });
+    const file = path.join(dir, `part-${source.part}`);
+    await deps.store.downloadBetaInput(jobId, source.part, file);
+    const label = `part '${source.name}'`;
+    const where = { root: 'upload', path: [source.name] } as const;
+    return source.format === 'parquet' ? parquetSource(label, where, [file]) : arrowSource(label, where, file);
+  };
+  return {
+    input: await open(stored.input, ['input', 'source']),
+    covariates: await Promise.all(stored.covariates.map((source, i) => open(source, ['covariates', i, 'schema', 'source']))),
+  };
+}
+
+export function createBetaActivities(deps: BetaDependencies) {
+  const { engine, store } = deps;
+  const queryOf = async (jobId: string) => BetaQuery.parse(await store.betaQuery(jobId));
+
+  return {
+    async planBetaJob(meta: JobMeta): Promise<{ chunks: number; forecasts: number; chunkForecasts: number[]; metricRows: number }> {
+      const jobId = meta.job_id;
+      const query = await queryOf(jobId);
+      const model = requireRunnableModel(meta.model, engine.settings.models);
+      const dir = path.join(deps.workDir, `${jobId}-${process.pid}-${Date.now()}`);
+      await fs.mkdir(dir, { recursive: true });
+      try {
+        const sources = await storedSources(deps, jobId, dir);
+        const plan = await withConnection(deps.db, (c) =>
+          planBetaChunks(c, query, sources, model, { minimumForecastsPerChunk: deps.minimumForecastsPerChunk, dir: path.join(dir, 'chunks') }),
+        );
+        for (const [n, chunk] of plan.chunks.entries()) await store.writeBetaChunk(jobId, n, chunk.heads, chunk.file);
+        const { identifiers, targets, covariates, cutoffs } = plan;
+        await store.writeBetaPlan(jobId, { identifiers, targets, covariates, cutoffs, chunks: plan.chunks.length });
+        const chunkForecasts = plan.chunks.map((c) => c.forecasts);
+        const forecasts = chunkForecasts.reduce((a, b) => a + b, 0);
+        return { chunks: plan.chunks.length, forecasts, chunkForecasts, metricRows: forecasts * targets.length };
+      } finally {
+        await fs.rm(dir, { recursive: true, force: true });
+      }
+    },
+
+    async runBetaChunk(meta: JobMeta, chunkNumber: number): Promise<number> {
+      const jobId = meta.job_id;
+      const query = await queryOf(jobId);
+      const model = requireRunnableModel(meta.model, engine.settings.models);
+      const plan = await store.betaPlan(jobId);
+      const freq = queryFrequency(inputColumns(query));
+      const settings = backtestSettings(query, model, freq);
+      const series = await store.betaChunk(jobId, chunkNumber, { freq, targets: plan.targets.length, covariates: plan.covariates });
+      const planned = planForecasts(series, plan.cutoffs, freq);
+      const outputs = await runBacktest(engine, model, settings, planned, plan, 'background');
+      const names = {
+        jobId,
+        model: model.name,
+        identifiers: plan.identifiers,
+        targets: plan.targets,
+        levels: settings.levels,
+        freq,
+        horizon: settings.horizon,
+      };
+      await store.writeBetaResults(names, chunkNumber, targetForecasts(planned, outputs, settings));
+      return planned.length;
+    },
+  };
+}

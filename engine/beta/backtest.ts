@@ -1,0 +1,147 @@
+import type { ModelEntry } from '../../models/registry.ts';
+import type { ForecastOutput, ForecastTask } from '../../models/types.ts';
+import type { Engine } from '../engine.ts';
+import { refuseField } from '../errors.ts';
+import { computeMetrics } from '../metrics.ts';
+import type { Metrics } from '../response-schema.ts';
+import { couplesSeries, quantileLevels, runTasks, seasonLength, type TaskBatch } from '../tasks.ts';
+import { resolveCutoffs, type DataSpan } from './cutoffs.ts';
+import { addDuration, duration, isoTimestamp, seasonLengthFor, stepsBetween, wholeSteps, type Duration } from './duration.ts';
+import type { PreparedSeries } from './prepare.ts';
+import type { BetaQuery } from './query-fields.ts';
+
+/**
+ * The beta backtest core, shared by the synchronous endpoint and beta jobs: which (series,
+ * cutoff) pairs to forecast, their tasks, the model run, and each forecast's values with its
+ * actuals and metrics. The callers differ only in where series come from (all in memory, or a
+ * chunk of a job) and where results go (a JSON body, or Parquet parts).
+ */
+
+export interface BacktestSettings {
+  freq: Duration;
+  horizon: number;
+  /** Steps of history a task sees at most; null for all of it. */
+  context: number | null;
+  levels: readonly number[];
+  season: number;
+}
+
+export function backtestSettings(query: BetaQuery, model: ModelEntry, freq: Duration): BacktestSettings {
+  return {
+    freq,
+    horizon: wholeSteps(duration(query.prediction_length), freq)!,
+    context: query.context ? wholeSteps(duration(query.context), freq)! : null,
+    levels: quantileLevels(query.quantiles),
+    season: seasonLength(model.name, null, seasonLengthFor(freq)),
+  };
+}
+
+/** A series as planning needs it: where it starts and how long it is. */
+export type SeriesExtent = Pick<PreparedSeries, 'start' | 'length'>;
+
+export const lastStep = (s: SeriesExtent, freq: Duration): number => addDuration(s.start, freq, s.length - 1);
+
+export function dataSpan(series: Iterable<SeriesExtent>, freq: Duration): DataSpan {
+  const span = { first: Infinity, last: -Infinity };
+  for (const s of series) {
+    span.first = Math.min(span.first, s.start);
+    span.last = Math.max(span.last, lastStep(s, freq));
+  }
+  return span;
+}
+
+/** The query's cutoffs over the data; null means each series' own last step. */
+export const queryCutoffs = (query: BetaQuery, settings: BacktestSettings, span: DataSpan): number[] | null =>
+  resolveCutoffs(query.cutoff, settings.freq, settings.horizon, span);
+
+/** The cutoffs at which a series is forecast: one before it starts or after it ends is skipped for it. */
+export function seriesCutoffs(series: SeriesExtent, cutoffs: readonly number[] | null, freq: Duration): number[] {
+  const last = lastStep(series, freq);
+  return (cutoffs ?? [last]).filter((cutoff) => cutoff >= series.start && cutoff <= last);
+}
+
+export function noForecastRefusal(span: DataSpan) {
+  return refuseField(
+    { root: 'request', path: ['cutoff'] },
+    `no series has data at any cutoff (the data runs from ${isoTimestamp(span.first)} to ${isoTimestamp(span.last)})`,
+  );
+}
+
+export interface PlannedForecast {
+  series: PreparedSeries;
+  cutoff: number;
+  /** Steps of history up to and including the cutoff. */
+  seen: number;
+}
+
+export function planForecasts(series: readonly PreparedSeries[], cutoffs: readonly number[] | null, freq: Duration): PlannedForecast[] {
+  return series.flatMap((s) => seriesCutoffs(s, cutoffs, freq).map((cutoff) => ({ series: s, cutoff, seen: stepsBetween(s.start, cutoff, freq) + 1 })));
+}
+
+/** How messages name a series: its identifier values, or "the series" when it has none. */
+export const seriesName = (identifiers: readonly string[], s: PreparedSeries): string =>
+  identifiers.flatMap((name, i) => (s.ids[i] === null ? [] : [`${name}=${s.ids[i]}`])).join(', ') || 'the series';
+
+/** Runs one task per (planned forecast, target), in that order. */
+export function runBacktest(
+  engine: Engine,
+  model: ModelEntry,
+  settings: BacktestSettings,
+  planned: readonly PlannedForecast[],
+  names: { identifiers: readonly string[]; targets: readonly string[] },
+  lane: TaskBatch['lane'],
+): Promise<ForecastOutput[]> {
+  const { horizon, context, levels, season } = settings;
+  const tasks: ForecastTask[] = planned.flatMap((p) =>
+    p.series.targets.map((values) => ({
+      history: values.slice(context === null ? 0 : Math.max(0, p.seen - context), p.seen),
+      horizon,
+      quantiles: levels,
+      seasonLength: season,
+    })),
+  );
+  const targetCount = names.targets.length;
+  const batch = { model, tasks, coupled: couplesSeries(model, { crossLearning: false, covariates: false }), lane };
+  return runTasks(engine, batch, (i) => {
+    const p = planned[Math.floor(i / targetCount)];
+    const where = `${seriesName(names.identifiers, p.series)} at cutoff ${isoTimestamp(p.cutoff)}, target '${names.targets[i % targetCount]}'`;
+    return { forecast: where, subject: where, field: { root: 'request', path: ['input', 'source'] }, fieldMessage: (reason) => `${where}: ${reason}` };
+  });
+}
+
+/** One forecast of one target, as both result writers record it. */
+export interface TargetForecast {
+  planned: PlannedForecast;
+  target: number;
+  output: ForecastOutput;
+  /** The true values after the cutoff, where the data has them (at most `horizon`). */
+  actuals: Float64Array;
+  /** Null when no step after the cutoff is known. */
+  metrics: Metrics | null;
+}
+
+/** Each forecast's values, actuals and metrics, in plan order (targets innermost). */
+export function* targetForecasts(
+  planned: readonly PlannedForecast[],
+  outputs: readonly ForecastOutput[],
+  settings: BacktestSettings,
+): Generator<TargetForecast> {
+  let i = 0;
+  for (const p of planned) {
+    const known = Math.max(0, Math.min(settings.horizon, p.series.length - p.seen));
+    for (let target = 0; target < p.series.targets.length; target++, i++) {
+      const output = outputs[i];
+      const actuals = p.series.targets[target].subarray(p.seen, p.seen + known);
+      const metrics =
+        known > 0
+          ? computeMetrics(
+              actuals,
+              output.mean.subarray(0, known),
+              settings.levels,
+              output.quantiles.map((q) => q.subarray(0, known)),
+            )
+          : null;
+      yield { planned: p, target, output, actuals, metrics };
+    }
+  }
+}

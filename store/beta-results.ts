@@ -1,0 +1,139 @@
+import { timestampValue, type DuckDBAppender, type DuckDBTimestampValue } from '@duckdb/node-api';
+import type { TargetForecast } from '../engine/beta/backtest.ts';
+import { addDuration, type Duration } from '../engine/beta/duration.ts';
+import { emptySeries, fillSeries, type PreparedSeries, type SeriesHead } from '../engine/beta/prepare.ts';
+import type { Metrics } from '../engine/response-schema.ts';
+import { sqlIdent, sqlString } from '../engine/sql.ts';
+import type { StoreDatabase } from './duckdb.ts';
+import { METRIC_NAMES, quantileColumn } from './results.ts';
+
+/**
+ * A beta job's results as Parquet, columns named for analysts: one column per identifier, named
+ * as in the query (null where a roll-up level aggregates it away), then `cutoff` and `time`
+ * (TIMESTAMP, UTC), the target's name, the step, the model, `mean`, one column per quantile and
+ * the actual where the data has it. Metrics: one row per (series, cutoff, target).
+ * Also the chunk inputs' values, which the job's planning wrote as Parquet.
+ */
+
+/** Column names of the results that an identifier may not take. */
+export const BETA_RESULT_COLUMNS = ['job_id', 'cutoff', 'time', 'target', 'step', 'model', 'mean', 'actual', 'known_steps', ...METRIC_NAMES] as const;
+
+/** What a beta chunk's results are named by. */
+export interface BetaResultNames {
+  jobId: string;
+  model: string;
+  identifiers: readonly string[];
+  targets: readonly string[];
+  levels: readonly number[];
+  freq: Duration;
+  horizon: number;
+}
+
+const num = (a: DuckDBAppender, v: number | null | undefined) => (v == null || Number.isNaN(v) ? a.appendNull() : a.appendDouble(v));
+
+export function betaPredictionColumns(names: BetaResultNames): string[] {
+  return [
+    ...names.identifiers.map((id) => `${sqlIdent(id)} VARCHAR`),
+    'cutoff TIMESTAMP',
+    '"time" TIMESTAMP',
+    'target VARCHAR',
+    'step INTEGER',
+    'model VARCHAR',
+    'mean DOUBLE',
+    ...names.levels.map((l) => `${quantileColumn(l)} DOUBLE`),
+    'actual DOUBLE',
+  ];
+}
+
+const metricColumns = (names: BetaResultNames) => [
+  ...names.identifiers.map((id) => `${sqlIdent(id)} VARCHAR`),
+  'cutoff TIMESTAMP',
+  'target VARCHAR',
+  'model VARCHAR',
+  'known_steps INTEGER',
+  ...METRIC_NAMES.map((m) => `${m} DOUBLE`),
+];
+
+/** The order a merged download is in: by series, cutoff, target, step. */
+export const betaOrder = (identifiers: readonly string[], table: 'predictions' | 'metrics'): string =>
+  [...identifiers.map(sqlIdent), 'cutoff', 'target', ...(table === 'predictions' ? ['step'] : [])].join(', ');
+
+export async function writeBetaResultParts(
+  db: StoreDatabase,
+  files: Record<'predictions' | 'metrics', string>,
+  names: BetaResultNames,
+  forecasts: Iterable<TargetForecast>,
+): Promise<void> {
+  await db.use(async (connection) => {
+    const suffix = `${process.pid}_${Math.random().toString(36).slice(2)}`;
+    const pred = `beta_pred_${suffix}`;
+    const met = `beta_met_${suffix}`;
+    try {
+      await connection.run(`CREATE TEMP TABLE ${pred} (${betaPredictionColumns(names).join(', ')})`);
+      await connection.run(`CREATE TEMP TABLE ${met} (${metricColumns(names).join(', ')})`);
+      const pa = await connection.createAppender(pred, 'main', 'temp');
+      const ma = await connection.createAppender(met, 'main', 'temp');
+      // A job has few distinct cutoffs and step times: their DuckDB values are made once each.
+      const times = new Map<number, DuckDBTimestampValue>();
+      const ts = (a: DuckDBAppender, ms: number) => {
+        let value = times.get(ms);
+        if (!value) times.set(ms, (value = timestampValue(BigInt(ms) * 1000n)));
+        a.appendTimestamp(value);
+      };
+      const stepTimes = new Map<number, number[]>();
+      const stepsAfter = (cutoff: number) => {
+        let steps = stepTimes.get(cutoff);
+        if (!steps) stepTimes.set(cutoff, (steps = Array.from({ length: names.horizon }, (_, h) => addDuration(cutoff, names.freq, h + 1))));
+        return steps;
+      };
+      for (const { planned, target, output, actuals, metrics } of forecasts) {
+        const steps = stepsAfter(planned.cutoff);
+        const identify = (a: DuckDBAppender) => {
+          for (const id of planned.series.ids) id === null ? a.appendNull() : a.appendVarchar(id);
+          ts(a, planned.cutoff);
+        };
+        const targetName = names.targets[target];
+        for (let h = 0; h < names.horizon; h++) {
+          identify(pa);
+          ts(pa, steps[h]);
+          pa.appendVarchar(targetName);
+          pa.appendInteger(h + 1);
+          pa.appendVarchar(names.model);
+          pa.appendDouble(output.mean[h]);
+          for (const q of output.quantiles) pa.appendDouble(q[h]);
+          num(pa, h < actuals.length ? actuals[h] : null);
+          pa.endRow();
+        }
+        identify(ma);
+        ma.appendVarchar(targetName);
+        ma.appendVarchar(names.model);
+        ma.appendInteger(actuals.length);
+        for (const m of METRIC_NAMES) num(ma, metrics?.[m as keyof Metrics]);
+        ma.endRow();
+      }
+      pa.closeSync();
+      ma.closeSync();
+      await connection.run(`COPY ${pred} TO ${sqlString(files.predictions)} (FORMAT parquet)`);
+      await connection.run(`COPY ${met} TO ${sqlString(files.metrics)} (FORMAT parquet)`);
+    } finally {
+      await connection.run(`DROP TABLE IF EXISTS ${pred}`).catch(() => undefined);
+      await connection.run(`DROP TABLE IF EXISTS ${met}`).catch(() => undefined);
+    }
+  });
+}
+
+/** A beta chunk's series: their heads, with values read from the chunk's Parquet (`sid, at, <values...>`). */
+export function readBetaChunkSeries(
+  db: StoreDatabase,
+  location: string,
+  heads: SeriesHead[],
+  shape: { freq: Duration; targets: number; covariates: number },
+): Promise<PreparedSeries[]> {
+  const series = emptySeries(heads, shape.freq, shape.targets, shape.covariates);
+  // The file holds each step's offset from the series' start, so every k0 here is 0.
+  const bySid = new Map(heads.map((h, i) => [h.sid, { series: series[i], k0: 0 }]));
+  return db.use(async (c) => {
+    await fillSeries(await c.stream(`SELECT * FROM read_parquet(${sqlString(location)})`), bySid);
+    return series;
+  });
+}
