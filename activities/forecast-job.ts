@@ -70,16 +70,18 @@ export function createActivities({ engine, store, forecastsPerChunk, beta }: Act
   return {
     /** Splits the stored input into chunks; safe to repeat (same input, same chunks). */
     async planJob(jobId: string): Promise<JobPlan> {
-      const meta = await jobMeta(store, jobId);
-      if (jobKind(meta) === 'beta') return heartbeating(() => betaJobs.planBetaJob(meta));
-      const request = await store.request(jobId);
-      const { model } = meta;
-      const entry = modelEntry(model);
-      const coupled = entry !== undefined && seriesAreCoupled(request, entry);
-      const chunks = splitIntoChunks(request, forecastsPerChunk, coupled);
-      await Promise.all(chunks.map((chunk, n) => store.writeChunk(jobId, n, chunk)));
-      const chunkForecasts = chunks.map((c) => c.fcdPositions.reduce((s, f) => s + f.length, 0));
-      return { chunks: chunks.length, forecasts: chunkForecasts.reduce((a, b) => a + b, 0), chunkForecasts };
+      // The workflow gives planning a heartbeat timeout (a beta job's schema logic may run long), so both kinds beat.
+      return heartbeating(async () => {
+        const meta = await jobMeta(store, jobId);
+        if (jobKind(meta) === 'beta') return betaJobs.planBetaJob(meta);
+        const request = await store.request(jobId);
+        const entry = modelEntry(meta.model);
+        const coupled = entry !== undefined && seriesAreCoupled(request, entry);
+        const chunks = splitIntoChunks(request, forecastsPerChunk, coupled);
+        await Promise.all(chunks.map((chunk, n) => store.writeChunk(jobId, n, chunk)));
+        const chunkForecasts = chunks.map((c) => c.fcdPositions.reduce((s, f) => s + f.length, 0));
+        return { chunks: chunks.length, forecasts: chunkForecasts.reduce((a, b) => a + b, 0), chunkForecasts };
+      });
     },
 
     /** Forecasts one chunk and writes its results; a retry overwrites the same parts. */

@@ -2,10 +2,9 @@ import { timestampValue, type DuckDBAppender, type DuckDBTimestampValue } from '
 import type { TargetForecast } from '../engine/beta/backtest.ts';
 import { addDuration, type Duration } from '../engine/beta/duration.ts';
 import { emptySeries, fillSeries, type PreparedSeries, type SeriesHead } from '../engine/beta/prepare.ts';
-import type { Metrics } from '../engine/response-schema.ts';
 import { sqlIdent, sqlString } from '../engine/sql.ts';
 import type { StoreDatabase } from './duckdb.ts';
-import { METRIC_NAMES, quantileColumn } from './results.ts';
+import { METRIC_NAMES, quantileColumn, writeAppendedParts } from './results.ts';
 
 /**
  * A beta job's results as Parquet, columns named for analysts: one column per identifier, named
@@ -64,60 +63,44 @@ export async function writeBetaResultParts(
   names: BetaResultNames,
   forecasts: Iterable<TargetForecast>,
 ): Promise<void> {
-  await db.use(async (connection) => {
-    const suffix = `${process.pid}_${Math.random().toString(36).slice(2)}`;
-    const pred = `beta_pred_${suffix}`;
-    const met = `beta_met_${suffix}`;
-    try {
-      await connection.run(`CREATE TEMP TABLE ${pred} (${betaPredictionColumns(names).join(', ')})`);
-      await connection.run(`CREATE TEMP TABLE ${met} (${metricColumns(names).join(', ')})`);
-      const pa = await connection.createAppender(pred, 'main', 'temp');
-      const ma = await connection.createAppender(met, 'main', 'temp');
-      // A job has few distinct cutoffs and step times: their DuckDB values are made once each.
-      const times = new Map<number, DuckDBTimestampValue>();
-      const ts = (a: DuckDBAppender, ms: number) => {
-        let value = times.get(ms);
-        if (!value) times.set(ms, (value = timestampValue(BigInt(ms) * 1000n)));
-        a.appendTimestamp(value);
+  // A job has few distinct cutoffs and step times: their DuckDB values are made once each.
+  const times = new Map<number, DuckDBTimestampValue>();
+  const ts = (a: DuckDBAppender, ms: number) => {
+    let value = times.get(ms);
+    if (!value) times.set(ms, (value = timestampValue(BigInt(ms) * 1000n)));
+    a.appendTimestamp(value);
+  };
+  const stepTimes = new Map<number, number[]>();
+  const stepsAfter = (cutoff: number) => {
+    let steps = stepTimes.get(cutoff);
+    if (!steps) stepTimes.set(cutoff, (steps = Array.from({ length: names.horizon }, (_, h) => addDuration(cutoff, names.freq, h + 1))));
+    return steps;
+  };
+  await writeAppendedParts(db, files, { predictions: betaPredictionColumns(names), metrics: metricColumns(names) }, (pa, ma) => {
+    for (const { planned, target, output, actuals, metrics } of forecasts) {
+      const steps = stepsAfter(planned.cutoff);
+      const identify = (a: DuckDBAppender) => {
+        for (const id of planned.series.ids) id === null ? a.appendNull() : a.appendVarchar(id);
+        ts(a, planned.cutoff);
       };
-      const stepTimes = new Map<number, number[]>();
-      const stepsAfter = (cutoff: number) => {
-        let steps = stepTimes.get(cutoff);
-        if (!steps) stepTimes.set(cutoff, (steps = Array.from({ length: names.horizon }, (_, h) => addDuration(cutoff, names.freq, h + 1))));
-        return steps;
-      };
-      for (const { planned, target, output, actuals, metrics } of forecasts) {
-        const steps = stepsAfter(planned.cutoff);
-        const identify = (a: DuckDBAppender) => {
-          for (const id of planned.series.ids) id === null ? a.appendNull() : a.appendVarchar(id);
-          ts(a, planned.cutoff);
-        };
-        const targetName = names.targets[target];
-        for (let h = 0; h < names.horizon; h++) {
-          identify(pa);
-          ts(pa, steps[h]);
-          pa.appendVarchar(targetName);
-          pa.appendInteger(h + 1);
-          pa.appendVarchar(names.model);
-          pa.appendDouble(output.mean[h]);
-          for (const q of output.quantiles) pa.appendDouble(q[h]);
-          num(pa, h < actuals.length ? actuals[h] : null);
-          pa.endRow();
-        }
-        identify(ma);
-        ma.appendVarchar(targetName);
-        ma.appendVarchar(names.model);
-        ma.appendInteger(actuals.length);
-        for (const m of METRIC_NAMES) num(ma, metrics?.[m as keyof Metrics]);
-        ma.endRow();
+      const targetName = names.targets[target];
+      for (let h = 0; h < names.horizon; h++) {
+        identify(pa);
+        ts(pa, steps[h]);
+        pa.appendVarchar(targetName);
+        pa.appendInteger(h + 1);
+        pa.appendVarchar(names.model);
+        pa.appendDouble(output.mean[h]);
+        for (const q of output.quantiles) pa.appendDouble(q[h]);
+        num(pa, h < actuals.length ? actuals[h] : null);
+        pa.endRow();
       }
-      pa.closeSync();
-      ma.closeSync();
-      await connection.run(`COPY ${pred} TO ${sqlString(files.predictions)} (FORMAT parquet)`);
-      await connection.run(`COPY ${met} TO ${sqlString(files.metrics)} (FORMAT parquet)`);
-    } finally {
-      await connection.run(`DROP TABLE IF EXISTS ${pred}`).catch(() => undefined);
-      await connection.run(`DROP TABLE IF EXISTS ${met}`).catch(() => undefined);
+      identify(ma);
+      ma.appendVarchar(targetName);
+      ma.appendVarchar(names.model);
+      ma.appendInteger(actuals.length);
+      for (const m of METRIC_NAMES) num(ma, metrics?.[m]);
+      ma.endRow();
     }
   });
 }

@@ -129,9 +129,7 @@ export class JobStore {
    */
   async writeResults(meta: JobMeta, chunk: number, results: readonly ForecastResult[]): Promise<void> {
     const job = { jobId: meta.job_id, model: meta.model, quantiles: meta.quantiles };
-    await this.objects.writeWith(partKey(meta.job_id, 'predictions', chunk), (predictions) =>
-      this.objects.writeWith(partKey(meta.job_id, 'metrics', chunk), (metrics) => writeResultParts(this.db, { predictions, metrics }, job, results)),
-    );
+    await this.writeChunkParts(meta.job_id, chunk, (files) => writeResultParts(this.db, files, job, results));
   }
 
   /** Rows the job's parts hold. */
@@ -206,8 +204,13 @@ export class JobStore {
 
   /** Writes one beta chunk's results; as for forecast jobs, a retry replaces the chunk's parts whole. */
   async writeBetaResults(names: BetaResultNames, chunk: number, forecasts: Iterable<TargetForecast>): Promise<void> {
-    await this.objects.writeWith(partKey(names.jobId, 'predictions', chunk), (predictions) =>
-      this.objects.writeWith(partKey(names.jobId, 'metrics', chunk), (metrics) => writeBetaResultParts(this.db, { predictions, metrics }, names, forecasts)),
+    await this.writeChunkParts(names.jobId, chunk, (files) => writeBetaResultParts(this.db, files, names, forecasts));
+  }
+
+  /** A chunk's predictions and metrics parts, each replacing the chunk's earlier part whole. */
+  private writeChunkParts(jobId: string, chunk: number, produce: (files: Record<ResultTable, string>) => Promise<void>): Promise<void> {
+    return this.objects.writeWith(partKey(jobId, 'predictions', chunk), (predictions) =>
+      this.objects.writeWith(partKey(jobId, 'metrics', chunk), (metrics) => produce({ predictions, metrics })),
     );
   }
 

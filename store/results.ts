@@ -5,6 +5,7 @@ import type { Metrics, Prediction } from '../engine/response-schema.ts';
 import { sqlString } from '../engine/sql.ts';
 import { instantMillis } from '../engine/time-index.ts';
 import type { StoreDatabase } from './duckdb.ts';
+import type { ResultTable } from './layout.ts';
 
 /**
  * A job's results as Parquet: the columns (defined once here, for writing and reading), one
@@ -57,41 +58,56 @@ export async function writeResultParts(
   results: readonly ForecastResult[],
 ): Promise<void> {
   const keys = job.quantiles.map(quantileKey);
+  await writeAppendedParts(db, files, { predictions: predictionColumns(job.quantiles), metrics: METRIC_COLUMNS }, (pa, ma) => {
+    for (const { serie, fcd, seriesIndex, fcdIndex, prediction: answer } of results) {
+      const identify = (a: DuckDBAppender) => {
+        a.appendVarchar(job.jobId);
+        a.appendVarchar(job.model);
+        a.appendInteger(seriesIndex);
+        a.appendInteger(fcdIndex);
+        a.appendInteger(fcd);
+        time(a, serie.index[fcd - 1]);
+      };
+      const { prediction, index, metrics } = answer;
+      const quantiles = keys.map((k) => prediction[k]);
+      for (let h = 0; h < index.length; h++) {
+        identify(pa);
+        pa.appendInteger(h + 1);
+        time(pa, index[h]);
+        pa.appendVarchar(index[h]);
+        pa.appendDouble(prediction.mean[h]);
+        for (const q of quantiles) pa.appendDouble(q[h]);
+        num(pa, serie.target[fcd + h]);
+        pa.endRow();
+      }
+      identify(ma);
+      ma.appendInteger(Math.max(0, Math.min(index.length, serie.target.length - fcd)));
+      for (const m of METRIC_NAMES) num(ma, metrics?.[m]);
+      ma.endRow();
+    }
+  });
+}
+
+/**
+ * One chunk's two Parquet files, for either kind of job: rows appended by `fill` to two TEMP
+ * tables of the given columns, copied to the files, the tables dropped whatever happens.
+ */
+export async function writeAppendedParts(
+  db: StoreDatabase,
+  files: Record<ResultTable, string>,
+  columns: Record<ResultTable, readonly string[]>,
+  fill: (predictions: DuckDBAppender, metrics: DuckDBAppender) => void,
+): Promise<void> {
   await db.use(async (connection) => {
     const suffix = `${process.pid}_${Math.random().toString(36).slice(2)}`;
     const pred = `pred_${suffix}`;
     const met = `met_${suffix}`;
     try {
-      await connection.run(`CREATE TEMP TABLE ${pred} (${predictionColumns(job.quantiles).join(', ')})`);
-      await connection.run(`CREATE TEMP TABLE ${met} (${METRIC_COLUMNS.join(', ')})`);
+      await connection.run(`CREATE TEMP TABLE ${pred} (${columns.predictions.join(', ')})`);
+      await connection.run(`CREATE TEMP TABLE ${met} (${columns.metrics.join(', ')})`);
       const pa = await connection.createAppender(pred, 'main', 'temp');
       const ma = await connection.createAppender(met, 'main', 'temp');
-      for (const { serie, fcd, seriesIndex, fcdIndex, prediction: answer } of results) {
-        const identify = (a: DuckDBAppender) => {
-          a.appendVarchar(job.jobId);
-          a.appendVarchar(job.model);
-          a.appendInteger(seriesIndex);
-          a.appendInteger(fcdIndex);
-          a.appendInteger(fcd);
-          time(a, serie.index[fcd - 1]);
-        };
-        const { prediction, index, metrics } = answer;
-        const quantiles = keys.map((k) => prediction[k]);
-        for (let h = 0; h < index.length; h++) {
-          identify(pa);
-          pa.appendInteger(h + 1);
-          time(pa, index[h]);
-          pa.appendVarchar(index[h]);
-          pa.appendDouble(prediction.mean[h]);
-          for (const q of quantiles) pa.appendDouble(q[h]);
-          num(pa, serie.target[fcd + h]);
-          pa.endRow();
-        }
-        identify(ma);
-        ma.appendInteger(Math.max(0, Math.min(index.length, serie.target.length - fcd)));
-        for (const m of METRIC_NAMES) num(ma, metrics?.[m]);
-        ma.endRow();
-      }
+      fill(pa, ma);
       pa.closeSync();
       ma.closeSync();
       await connection.run(`COPY ${pred} TO ${sqlString(files.predictions)} (FORMAT parquet)`);
