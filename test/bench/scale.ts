@@ -24,6 +24,8 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import { DuckDBInstance, DuckDBTimestampValue } from '@duckdb/node-api';
+import { Connection } from '@temporalio/client';
+import proto from '@temporalio/proto';
 import { startDevServer } from '../../bin/temporal-dev-server.ts';
 import { loadConfig } from '../../config.ts';
 import { loadM4 } from '../../datasets/m4.ts';
@@ -87,6 +89,39 @@ async function writeData(file: string, count: number, weeks: number): Promise<{ 
   return { rows, bytes: fs.statSync(file).size };
 }
 
+/** Waits until `count` worker processes poll the job task queue for activities. */
+async function waitForPollers(address: string, count: number): Promise<void> {
+  const { namespace, taskQueue } = loadConfig().temporal;
+  const connection = await Connection.connect({ address });
+  try {
+    await waitFor(async () => {
+      const { pollers } = await connection.workflowService.describeTaskQueue({
+        namespace,
+        taskQueue: { name: taskQueue },
+        taskQueueType: proto.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
+      });
+      return new Set(pollers?.map((p) => p.identity)).size >= count;
+    }, `${count} worker(s) polling`);
+  } finally {
+    await connection.close();
+  }
+}
+
+const TICKS_PER_SECOND = 100;
+
+/** CPU seconds (user + system) a live process has used so far (Linux /proc). */
+function processCpu(pid: number | undefined): number {
+  const stat = pid ? fs.readFileSync(`/proc/${pid}/stat`, 'utf8') : '';
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+}
+
+/** CPU seconds the whole machine has been busy (all cores, everything but idle and iowait). */
+function machineCpu(): number {
+  const [, ...ticks] = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
+  return (ticks.reduce((a, b) => a + b, 0) - ticks[3] - ticks[4]) / TICKS_PER_SECOND;
+}
+
 /** Peak resident memory of a live process (Linux). */
 function peakRss(pid: number | undefined): number {
   const status = pid ? fs.readFileSync(`/proc/${pid}/status`, 'utf8') : '';
@@ -127,6 +162,8 @@ interface JobRun {
   workerPeaks: number[];
   rows: number;
   distinct: number;
+  /** CPU seconds during the job: the API process, each worker process, and the whole machine. */
+  cpu: { api: number; workers: number[]; machine: number };
 }
 
 async function runJob(opts: { file: string; query: unknown; model: string; workers: number; threads: number; dir: string; expected: number }): Promise<JobRun> {
@@ -156,6 +193,9 @@ async function runJob(opts: { file: string; query: unknown; model: string; worke
   const auth = { authorization: `Bearer ${KEY}` };
   try {
     await waitFor(async () => (await fetch(`${url}/openapi`)).ok, 'the API');
+    // Timing starts once every worker polls for activities: process start-up is not job time.
+    await waitForPollers(temporal.address, workers.length);
+    const cpuBefore = { api: processCpu(api.pid), workers: workers.map((w) => processCpu(w.pid)), machine: machineCpu() };
     const started = performance.now();
     const { body, contentType } = multipart(opts.file, opts.query);
     const res = await fetch(`${url}/v1-beta/forecast-jobs?model=${opts.model}`, {
@@ -178,6 +218,11 @@ async function runJob(opts: { file: string; query: unknown; model: string; worke
       }
     }
     const jobS = (performance.now() - started) / 1000;
+    const cpu = {
+      api: processCpu(api.pid) - cpuBefore.api,
+      workers: workers.map((w, i) => processCpu(w.pid) - cpuBefore.workers[i]),
+      machine: machineCpu() - cpuBefore.machine,
+    };
     if (state.status !== 'completed') throw new Error(`job ${state.status}: ${JSON.stringify(state.error)}`);
     const apiPeak = peakRss(api.pid);
     const workerPeaks = workers.map((w) => peakRss(w.pid));
@@ -188,7 +233,7 @@ async function runJob(opts: { file: string; query: unknown; model: string; worke
       )
     ).getRows();
     close();
-    return { workers: opts.workers, forecasts: opts.expected, submitS, jobS, apiPeak, workerPeaks, rows: Number(row[0]), distinct: Number(row[1]) };
+    return { workers: opts.workers, forecasts: opts.expected, submitS, jobS, apiPeak, workerPeaks, rows: Number(row[0]), distinct: Number(row[1]), cpu };
   } finally {
     for (const child of [api, ...workers]) child.kill('SIGTERM');
     await Promise.all([api, ...workers].map((child) => new Promise((r) => (child.exitCode !== null ? r(null) : child.once('exit', r)))));
@@ -275,6 +320,10 @@ export async function run(argv: string[]): Promise<void> {
       const check = job.rows === expected && job.distinct === expected ? 'every (series, cutoff) once' : `MISMATCH: ${job.rows} rows, ${job.distinct} distinct`;
       console.log(
         `job, ${workers} worker process(es): submit ${job.submitS.toFixed(1)} s, total ${job.jobS.toFixed(1)} s, ${rate.toFixed(0)} forecasts/s; peak RSS api ${mib(job.apiPeak)}, workers ${job.workerPeaks.map(mib).join(', ')}; ${check}`,
+      );
+      const workerCpu = job.cpu.workers.reduce((a, b) => a + b, 0);
+      console.log(
+        `  CPU s during the job: workers ${job.cpu.workers.map((s) => s.toFixed(1)).join(' + ')}, API ${job.cpu.api.toFixed(1)}, the rest (Temporal, MinIO, this benchmark) ${(job.cpu.machine - workerCpu - job.cpu.api).toFixed(1)}; machine ${job.cpu.machine.toFixed(1)} of ${(job.jobS * os.availableParallelism()).toFixed(1)} available`,
       );
     }
     if (runs.length > 1)
