@@ -69,6 +69,7 @@ export const ModelConfig = z
     }),
     z.strictObject({ model: z.literal('naive'), config: z.strictObject({ season_length: SeasonLength.default(1) }) }),
     z.strictObject({ model: z.literal('seasonal-naive'), config: z.strictObject({ season_length: SeasonLength.default(null) }) }),
+    z.strictObject({ model: z.literal('theta'), config: z.strictObject({ season_length: SeasonLength.default(null) }) }),
   ])
   .meta({ id: 'ModelConfig' });
 

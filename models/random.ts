@@ -9,3 +9,20 @@ export function rng(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
+
+/** Standard normal draws from a uniform generator (Box-Muller, both values of each pair used). */
+export function normalSampler(uniform: () => number): () => number {
+  let spare: number | null = null;
+  return () => {
+    if (spare !== null) {
+      const z = spare;
+      spare = null;
+      return z;
+    }
+    // 1 - u keeps the logarithm's argument in (0, 1].
+    const r = Math.sqrt(-2 * Math.log(1 - uniform()));
+    const angle = 2 * Math.PI * uniform();
+    spare = r * Math.sin(angle);
+    return r * Math.cos(angle);
+  };
+}

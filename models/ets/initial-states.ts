@@ -7,6 +7,7 @@
  * seasons for moving averages). Level and slope come from the first max(10, 2m) observations of
  * the seasonally adjusted series.
  */
+import { classicalSeasonal } from '../decompose.ts';
 import { leastSquares } from './least-squares.ts';
 import { ADDITIVE, MULTIPLICATIVE, NONE, type SeasonKind, type TrendKind } from './types.ts';
 
@@ -30,42 +31,6 @@ function cospi(x: number): number {
   if (r === 1) return -1;
   if (r === 0) return 1;
   return Math.cos(Math.PI * r);
-}
-
-/**
- * Classical decomposition (R's `decompose`): centred moving average of order m (2 x m for even
- * m), seasonal figure = mean detrended value per position in the cycle, normalised to sum 0
- * (additive) or average 1 (multiplicative). Returns the seasonal component for every time.
- */
-function decomposeSeasonal(y: Float64Array, m: number, multiplicative: boolean): Float64Array {
-  const n = y.length;
-  const weights = m % 2 === 0 ? new Float64Array(m + 1).fill(1 / m) : new Float64Array(m).fill(1 / m);
-  if (m % 2 === 0) {
-    weights[0] = 0.5 / m;
-    weights[m] = 0.5 / m;
-  }
-  const half = (weights.length - 1) / 2;
-  const sums = new Float64Array(m);
-  const counts = new Float64Array(m);
-  for (let t = half; t < n - half; t++) {
-    let trend = 0;
-    for (let j = 0; j < weights.length; j++) trend += weights[j] * y[t + half - j];
-    const detrended = multiplicative ? y[t] / trend : y[t] - trend;
-    if (Number.isNaN(detrended)) continue;
-    sums[t % m] += detrended;
-    counts[t % m]++;
-  }
-  const figure = new Float64Array(m);
-  let total = 0;
-  for (let k = 0; k < m; k++) {
-    figure[k] = sums[k] / counts[k];
-    total += figure[k];
-  }
-  const mean = total / m;
-  for (let k = 0; k < m; k++) figure[k] = multiplicative ? figure[k] / mean : figure[k] - mean;
-  const seasonal = new Float64Array(n);
-  for (let t = 0; t < n; t++) seasonal[t] = figure[t % m];
-  return seasonal;
 }
 
 /** Detrended series from y ~ 1 + t + sin(2 pi t/m) + cos(2 pi t/m), t = 1..n (R's short-series path). */
@@ -104,7 +69,7 @@ export function initialState(y: Float64Array, trend: TrendKind, season: SeasonKi
     period = m;
     if (n < 4) throw new InitialStateError('not enough data for seasonal initial states');
     const multiplicative = season === MULTIPLICATIVE;
-    const seasonal = n < 3 * m ? regressionSeasonal(y, m, multiplicative) : decomposeSeasonal(y, m, multiplicative);
+    const seasonal = n < 3 * m ? regressionSeasonal(y, m, multiplicative) : classicalSeasonal(y, m, multiplicative);
     seeds = new Float64Array(m - 1);
     for (let k = 0; k < m - 1; k++) seeds[k] = seasonal[m - 1 - k];
     adjusted = new Float64Array(n);

@@ -1,4 +1,4 @@
-import { rng } from './random.ts';
+import { rng } from '../random.ts';
 
 /**
  * Features bucketed once into at most `maxBins` bins by their quantiles (the histograms the trees

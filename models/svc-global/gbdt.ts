@@ -10,7 +10,7 @@
  */
 
 import type { BinnedMatrix } from './binning.ts';
-import { rng } from './random.ts';
+import { rng } from '../random.ts';
 import { leafOfBinned, type Booster, type Tree } from './trees.ts';
 
 export interface GbdtParams {

@@ -1,7 +1,7 @@
 import { ModelInputError, type ContextSeries, type ForecastOutput, type ForecastTask, type GlobalModel } from '../types.ts';
 import { binMatrix } from './binning.ts';
 import { DEFAULT_PARAMS, fitGbdt, type GbdtParams } from './gbdt.ts';
-import { rng } from './random.ts';
+import { rng } from '../random.ts';
 import { predictRow, type Booster } from './trees.ts';
 import { buildSchema, centerAt, chooseCenter, fillRow, fitCategoryCodes, seriesScale, type Schema, type SeriesData } from './features.ts';
 

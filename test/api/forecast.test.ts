@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { ForecastResponseSchema } from '../../engine/response-schema.ts';
-import { AUTH, dailyRequest, useTestServer } from './helpers.ts';
+import { theta } from '../../models/theta.ts';
+import { AUTH, dailyRequest, hourlySeries, useTestServer } from './helpers.ts';
 
 const server = useTestServer();
 
@@ -79,6 +80,26 @@ describe('POST /forecast answers the reference response shape', () => {
   test('seasonal-naive defaults its season to the frequency (7 for daily)', async () => {
     const res = await post(dailyRequest(), 'model=seasonal-naive');
     expect(res.json().series[0][0].prediction.mean).toEqual([6, 5, 7]);
+  });
+
+  test('theta is served: the model core forecast, a backtest with metrics, model_config season_length', async () => {
+    const [serie] = hourlySeries(1, 120);
+    const res = await post({ series: [{ ...serie, fcds: [96, 120] }], horizon: 24, freq: 'H', quantiles: [0.1, 0.9] }, 'model=theta');
+    expect(res.statusCode).toBe(200);
+    const [atFcd, latest] = res.json().series[0];
+    const direct = theta.forecast({ history: Float64Array.from(serie.target.slice(0, 120)), horizon: 24, quantiles: [0.1, 0.9], seasonLength: 24 });
+    expect(latest.prediction.mean).toEqual([...direct.mean]);
+    expect(latest.prediction['0.1']).toEqual([...direct.quantiles[0]]);
+    expect(atFcd.metrics.mae).toBeGreaterThan(0);
+    const configured = await post(dailyRequest({ model_config: { model: 'theta', config: { season_length: 2 } } }), 'model=theta');
+    expect(configured.statusCode).toBe(200);
+  });
+
+  test('theta refuses a history shorter than 4 observations, naming the series', async () => {
+    const res = await post(dailyRequest({}, { target: [1, 2, 3], index: ['2024-01-01', '2024-01-02', '2024-01-03'] }), 'model=theta');
+    expect(res.statusCode).toBe(422);
+    expect(res.json().errors[0]).toMatchObject({ path: 'body.series[0]' });
+    expect(res.json().errors[0].message).toMatch(/at least 4 observations/);
   });
 
   test('horizon up to 10000 is accepted (the current limit, not the older 1000)', async () => {

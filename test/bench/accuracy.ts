@@ -2,16 +2,18 @@
  * Accuracy benchmark on M4 Hourly and Weekly (datasets/): each model is fitted on every
  * series' train part, forecasts the M4 horizon, and is scored against the test part.
  *
- *   npm run bench -- accuracy [--dataset hourly|weekly|all] [--models naive,seasonal-naive,aets,aarima,svc-global]
- *                             [--limit N] [--every K] [--no-r] [--r-cache DIR] [--json FILE]
+ *   npm run bench -- accuracy [--dataset hourly|weekly|all] [--models naive,seasonal-naive,aets,aarima,theta,svc-global]
+ *                             [--limit N] [--every K] [--no-r] [--no-statsforecast] [--r-cache DIR] [--json FILE]
  *
  * Scores per dataset and model: mean sMAPE (%) and mean MASE (M4 definitions, test/bench/m4-scores.ts),
  * mean CRPS (engine/metrics.ts `crps` on a fixed grid of quantile levels), and the wall-clock
- * (and CPU) time of fit + forecast per series (single thread). A model that throws, or returns a
- * non-finite or mis-sized forecast, on a series is counted and that series is scored with
- * seasonal naive at the file's freq, so the means stay over the same series. Where R's forecast package is installed,
- * ets() and auto.arima() are fitted on the same series in one Rscript process, and our aets and
- * aarima are compared with them.
+ * (and CPU) time of fit + forecast per series (single thread), and the share of test points inside
+ * the 80% interval. A model that throws, or returns a non-finite or mis-sized forecast, on a
+ * series is counted and that series is scored with seasonal naive at the file's freq, so the means
+ * stay over the same series. The peers run on the same series in the same run, each in one
+ * process (test/bench/peer-reference.ts): R's ets() and auto.arima() where R's forecast package
+ * is installed, and statsforecast's AutoETS, AutoARIMA and AutoTheta (installed by the benchmark
+ * into a virtual environment of its own); each of our models is compared with its counterparts.
  */
 import { existsSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
@@ -19,9 +21,9 @@ import { parseArgs } from 'node:util';
 import { naive, seasonalNaiveModel } from '../../models/naive.ts';
 import type { LocalModel } from '../../models/types.ts';
 import { loadM4, M4_NAMES, type M4Name } from '../../datasets/m4.ts';
-import { R_METHODS, rForecastVersion, runRReference } from './r-reference.ts';
-import { fmt, ordinal, ratioRow, scoreRow, table, TARGET_MASE_RATIO, TARGET_TIME_RATIO } from './accuracy/report.ts';
-import { R_LABEL, runGlobal, runModel, summarizeR, type Loaded, type ModelSpec } from './accuracy/runs.ts';
+import { PEERS, peerLabel, runPeerReference } from './peer-reference.ts';
+import { fmt, ordinal, PEER_TARGETS, ratioRow, scoreRow, table } from './accuracy/report.ts';
+import { runGlobal, runModel, summarizePeer, type Loaded, type ModelSpec } from './accuracy/runs.ts';
 import { QUANTILE_GRID, type SeriesScore, type Summary } from './accuracy/scoring.ts';
 
 // ---------------------------------------------------------------------------------------------
@@ -47,8 +49,13 @@ async function loadOptional(file: string, exportName: string): Promise<Loaded> {
 const MODELS: Record<string, ModelSpec> = {
   naive: { seasonLength: () => 1, load: async () => ({ model: naive }) },
   'seasonal-naive': { seasonLength: (s) => s.seasonLength, load: async () => ({ model: seasonalNaiveModel }) },
-  aets: { seasonLength: (s) => s.seasonLength, load: () => loadOptional('aets.ts', 'aets'), rPeer: 'ets' },
-  aarima: { seasonLength: (s) => s.seasonLength, load: () => loadOptional('aarima.ts', 'aarima'), rPeer: 'auto.arima' },
+  aets: { seasonLength: (s) => s.seasonLength, load: () => loadOptional('aets.ts', 'aets'), peers: { R: 'ets', statsforecast: 'AutoETS' } },
+  aarima: {
+    seasonLength: (s) => s.seasonLength,
+    load: () => loadOptional('aarima.ts', 'aarima'),
+    peers: { R: 'auto.arima', statsforecast: 'AutoARIMA' },
+  },
+  theta: { seasonLength: (s) => s.seasonLength, load: () => loadOptional('theta.ts', 'theta'), peers: { statsforecast: 'AutoTheta' } },
   // The global model: one fit across all series of the set (runGlobal).
   'svc-global': { seasonLength: (s) => s.seasonLength, load: async () => ({ global: (await import('../../models/svc-global/index.ts')).svcGlobal }) },
 };
@@ -65,7 +72,8 @@ const USAGE = `usage: npm run bench -- accuracy [options]
   --limit N                     first N series of each set (after --every)
   --every K                     every K-th series of each set (1st, (K+1)th, ...), a spread-out subset
   --no-r                        skip the R reference (ets, auto.arima)
-  --r-cache DIR                 keep R's forecasts in DIR and reuse them when the same series are run again
+  --no-statsforecast            skip the statsforecast reference (AutoETS, AutoARIMA, AutoTheta)
+  --r-cache DIR                 keep the peers' forecasts in DIR and reuse them when the same series are run again
   --json FILE                   also write the summaries as JSON`;
 
 export async function run(argv: string[]): Promise<void> {
@@ -79,6 +87,7 @@ export async function run(argv: string[]): Promise<void> {
         limit: { type: 'string' },
         every: { type: 'string' },
         'no-r': { type: 'boolean', default: false },
+        'no-statsforecast': { type: 'boolean', default: false },
         'r-cache': { type: 'string' },
         json: { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
@@ -119,14 +128,18 @@ export async function run(argv: string[]): Promise<void> {
   if (limit === null) return usageError(`--limit needs a positive integer, got "${values.limit}"`);
   if (every === null) return usageError(`--every needs a positive integer, got "${values.every}"`);
 
-  const rVersion = values['no-r'] ? null : rForecastVersion();
+  const skipped: Record<string, boolean> = { R: values['no-r'], statsforecast: values['no-statsforecast'] };
+  const peers = PEERS.map((peer) => ({ peer, located: skipped[peer.name] ? { unavailable: 'skipped' } : peer.locate() }));
   const cpu = cpus();
   const date = new Date().toISOString();
   console.log(`# M4 accuracy benchmark, ${date}`);
   console.log(
     `machine: ${cpu[0]?.model ?? 'unknown CPU'}, ${cpu.length} cores, ${(totalmem() / 2 ** 30).toFixed(1)} GiB; Node ${process.version}, single thread`,
   );
-  console.log(`R reference: ${values['no-r'] ? 'skipped (--no-r)' : (rVersion ?? 'not available (Rscript cannot load the forecast package)')}`);
+  for (const { peer, located } of peers)
+    console.log(
+      `${peer.name} reference: ${'version' in located ? located.version : located.unavailable === 'skipped' ? 'skipped' : `not available (${located.unavailable})`}`,
+    );
   console.log(
     `CRPS: quantile approximation (engine/metrics.ts crps) on the fixed grid of ${QUANTILE_GRID.length} levels ${QUANTILE_GRID[0]}, ${QUANTILE_GRID[1]}, ..., ${QUANTILE_GRID[QUANTILE_GRID.length - 1]}; in the data's units, so its mean is dominated by the large-valued series.`,
   );
@@ -151,7 +164,7 @@ export async function run(argv: string[]): Promise<void> {
     node: process.version,
     cpu: cpu[0]?.model,
     cores: cpu.length,
-    r: rVersion,
+    peers: Object.fromEntries(peers.map(({ peer, located }) => [peer.name, 'version' in located ? located.version : null])),
     quantiles: QUANTILE_GRID,
     datasets: {},
   };
@@ -191,23 +204,33 @@ export async function run(argv: string[]): Promise<void> {
     // Our labels without the dataset prefix used in progress lines.
     const ours = summaries.map((s) => ({ ...s, label: s.label.slice(name.length + 1) }));
 
-    let rSummaries: Summary[] = [];
-    let rNote = '';
-    if (rVersion) {
-      process.stderr.write(`[R ${name}] fitting ets() and auto.arima() on ${series.length} series in one Rscript process...\n`);
+    const peerSummaries: Summary[] = [];
+    const peerNotes: string[] = [];
+    for (const { peer, located } of peers) {
+      // Only the methods some model of this run is compared with.
+      const methods = peer.methods.filter((m) => modelKeys.some((k) => MODELS[k].peers?.[peer.name] === m));
+      if (!('version' in located) || methods.length === 0) continue;
+      process.stderr.write(`[${peer.name} ${name}] fitting ${methods.join(', ')} on ${series.length} series in one process...\n`);
       const t0 = Date.now();
-      const { results, cached } = await runRReference(series, QUANTILE_GRID, { label: `R ${name}`, cacheDir: values['r-cache'], version: rVersion });
-      rNote = cached ? ' (R results reused from --r-cache)' : ` (R run took ${((Date.now() - t0) / 1000).toFixed(0)}s)`;
-      rSummaries = R_METHODS.map((m) => summarizeR(m, results, series, fallback));
+      const { results, cached } = await runPeerReference(peer, series, QUANTILE_GRID, {
+        label: `${peer.name} ${name}`,
+        cacheDir: values['r-cache'],
+        command: located.command,
+        version: located.version,
+        methods,
+      });
+      peerNotes.push(cached ? `${peer.name} results reused from --r-cache` : `${peer.name} run took ${((Date.now() - t0) / 1000).toFixed(0)}s`);
+      peerSummaries.push(...methods.map((m) => summarizePeer(peer, m, results, series, fallback)));
     }
+    const rNote = peerNotes.length > 0 ? ` (${peerNotes.join('; ')})` : '';
 
     console.log(
       `\n## M4 ${name}: ${series.length} of ${total} series, ${subset}; horizon ${s0.horizon}, freq ${s0.seasonLength}${rNote}; load average now ${loadavg()
         .map((x) => x.toFixed(2))
         .join(', ')}\n`,
     );
-    const rows = [...ours.map(scoreRow), ...[...unavailable].map(([k, why]) => [k, String(series.length), '-', why]), ...rSummaries.map(scoreRow)];
-    console.log(table(['model', 'series', 'failed', 'sMAPE %', 'MASE', 'CRPS', 'ms/series', 'median ms', 'CPU ms/series'], rows));
+    const rows = [...ours.map(scoreRow), ...[...unavailable].map(([k, why]) => [k, String(series.length), '-', why]), ...peerSummaries.map(scoreRow)];
+    console.log(table(['model', 'series', 'failed', 'sMAPE %', 'MASE', 'CRPS', 'cover 80%', 'ms/series', 'median ms', 'CPU ms/series'], rows));
 
     for (const [key, t] of globalTimes) {
       const mine = ours.find((s) => s.label === key)!;
@@ -219,7 +242,7 @@ export async function run(argv: string[]): Promise<void> {
           (peer ? `MASE / aets MASE = ${fmt(ratio, 3)} (target <= 1 ${verdict(ratio <= 1)})` : 'aets not run (add it to --models to compare)'),
       );
     }
-    const failedAll = [...ours, ...rSummaries].filter((s) => s.failed > 0);
+    const failedAll = [...ours, ...peerSummaries].filter((s) => s.failed > 0);
     if (failedAll.length > 0) {
       console.log(
         '\n* series a model failed on (threw or gave a non-finite / mis-sized forecast) are scored with seasonal naive at freq, so means stay comparable:',
@@ -229,15 +252,18 @@ export async function run(argv: string[]): Promise<void> {
       }
     }
 
-    if (modelKeys.some((k) => MODELS[k].rPeer) || rSummaries.length > 0) {
+    for (const { peer } of peers) {
       const ratioRows: string[][] = [];
-      for (const [key, spec] of Object.entries(MODELS)) {
-        if (!spec.rPeer) continue;
+      for (const key of modelKeys) {
+        const method = MODELS[key].peers?.[peer.name];
+        if (!method) continue;
         const mine = unavailable.get(key) ?? ours.find((s) => s.label === key);
-        const ref = rSummaries.find((s) => s.label === R_LABEL[spec.rPeer!]);
-        ratioRows.push(ratioRow(key, spec.rPeer, mine, ref));
+        const ref = peerSummaries.find((s) => s.label === peerLabel(peer, method));
+        ratioRows.push(ratioRow(key, method, mine, ref, PEER_TARGETS[peer.name]));
       }
-      console.log(`\nours / R (targets: MASE ratio <= ${TARGET_MASE_RATIO}, time ratio <= ${TARGET_TIME_RATIO})\n`);
+      if (ratioRows.length === 0) continue;
+      const target = PEER_TARGETS[peer.name];
+      console.log(`\nours / ${peer.name} (targets: MASE ratio <= ${target.mase}, time ratio <= ${target.time})\n`);
       console.log(table(['pair', 'MASE ratio', 'time ratio', 'sMAPE ratio', 'CRPS ratio', 'CPU time ratio', 'speed-up'], ratioRows));
     }
 
@@ -248,7 +274,7 @@ export async function run(argv: string[]): Promise<void> {
       ids: series.map((s) => s.id),
       ours,
       unavailable: Object.fromEntries(unavailable),
-      r: rSummaries,
+      peers: peerSummaries,
     };
   }
 

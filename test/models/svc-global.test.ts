@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { binMatrix } from '../../models/svc-global/binning.ts';
 import { DEFAULT_PARAMS, fitGbdt } from '../../models/svc-global/gbdt.ts';
-import { rng } from '../../models/svc-global/random.ts';
+import { rng } from '../../models/random.ts';
 import { predictRow } from '../../models/svc-global/trees.ts';
 import { createSvcGlobal, DEFAULT_OPTIONS, errorQuantiles, groupByCutoff, svcGlobal } from '../../models/svc-global/model.ts';
 import type { ForecastTask } from '../../models/types.ts';

@@ -1,9 +1,9 @@
 import type { M4Series } from '../../../datasets/m4.ts';
 import type { ForecastOutput, ForecastTask, GlobalModel, LocalModel } from '../../../models/types.ts';
-import type { RMethod, RResults } from '../r-reference.ts';
+import { peerLabel, type Peer, type PeerResults } from '../peer-reference.ts';
 import { fallbackScore, invalidOutput, QUANTILE_GRID, score, summarize, type SeriesScore, type Summary } from './scoring.ts';
 
-/** Running a model over an M4 set, one series at a time or (a global model) all at once, and R's results summed up alike. */
+/** Running a model over an M4 set, one series at a time or (a global model) all at once, and the peers' results summed up alike. */
 
 export type Loaded = { readonly model: LocalModel } | { readonly global: GlobalModel } | { readonly unavailable: string };
 
@@ -11,11 +11,9 @@ export interface ModelSpec {
   /** Season length handed to the model for a series. */
   readonly seasonLength: (s: M4Series) => number;
   readonly load: () => Promise<Loaded>;
-  /** R method this model is measured against, if any. */
-  readonly rPeer?: RMethod;
+  /** Each peer's method this model is measured against, by peer name ("R", "statsforecast"). */
+  readonly peers?: Readonly<Record<string, string>>;
 }
-
-export const R_LABEL: Record<RMethod, string> = { ets: 'R ets', 'auto.arima': 'R auto.arima' };
 
 function progress(label: string): (done: number, total: number) => void {
   const start = Date.now();
@@ -111,7 +109,7 @@ export async function runGlobal(
   return { ...summarize(label, scores, perSeries, cpuPerSeries, errors), seconds, cpuSeconds };
 }
 
-export function summarizeR(method: RMethod, results: RResults, series: readonly M4Series[], fallback: Map<string, SeriesScore>): Summary {
+export function summarizePeer(peer: Peer, method: string, results: PeerResults, series: readonly M4Series[], fallback: Map<string, SeriesScore>): Summary {
   const scores: SeriesScore[] = [];
   const ms: number[] = [];
   const cpuMs: number[] = [];
@@ -119,7 +117,7 @@ export function summarizeR(method: RMethod, results: RResults, series: readonly 
   for (const s of series) {
     const r = results[method].get(s.id);
     let error: string | null = null;
-    if (!r) error = 'missing from R output';
+    if (!r) error = `missing from ${peer.name} output`;
     else if (!r.ok) error = r.error;
     else error = invalidOutput(r, s.horizon, QUANTILE_GRID.length);
     if (r?.seconds !== undefined) ms.push(r.seconds * 1000);
@@ -131,5 +129,5 @@ export function summarizeR(method: RMethod, results: RResults, series: readonly 
       scores.push(score(s, r));
     }
   }
-  return summarize(R_LABEL[method], scores, ms, cpuMs, errors);
+  return summarize(peerLabel(peer, method), scores, ms, cpuMs, errors);
 }

@@ -14,7 +14,12 @@ export interface SeriesScore {
   /** Null when the series' MASE scale is zero. */
   readonly mase: number | null;
   readonly crps: number;
+  /** Share of the test points inside the 80% interval (the 0.1 and 0.9 quantiles). */
+  readonly coverage80: number;
 }
+
+const LOW_80 = QUANTILE_GRID.findIndex((q) => Math.abs(q - 0.1) < 1e-9);
+const HIGH_80 = QUANTILE_GRID.findIndex((q) => Math.abs(q - 0.9) < 1e-9);
 
 /** Why an output cannot be scored, or null when it can. */
 export function invalidOutput(out: ForecastOutput | undefined, h: number, k: number): string | null {
@@ -31,7 +36,11 @@ export function invalidOutput(out: ForecastOutput | undefined, h: number, k: num
 export function score(s: M4Series, out: ForecastOutput): SeriesScore {
   const c = crps(s.test, QUANTILE_GRID, out.quantiles);
   if (c === null) throw new Error(`CRPS undefined for ${s.id}`);
-  return { smape: smape(s.test, out.mean), mase: mase(s.train, s.test, out.mean, s.seasonLength), crps: c };
+  let inside = 0;
+  s.test.forEach((y, t) => {
+    if (out.quantiles[LOW_80][t] <= y && y <= out.quantiles[HIGH_80][t]) inside++;
+  });
+  return { smape: smape(s.test, out.mean), mase: mase(s.train, s.test, out.mean, s.seasonLength), crps: c, coverage80: inside / s.test.length };
 }
 
 /** Seasonal naive at the file's freq: the stand-in for a series a model failed on. */
@@ -55,6 +64,8 @@ export interface Summary {
   /** Series left out of the MASE mean because their scale is zero. */
   readonly maseUndefined: number;
   readonly crps: number;
+  /** Share of all test points inside the 80% interval (every series has the same horizon). */
+  readonly coverage80: number;
   /** Mean and median of fit + forecast wall time per series, milliseconds. */
   readonly msMean: number;
   readonly msMedian: number;
@@ -84,6 +95,7 @@ export function summarize(label: string, scores: SeriesScore[], ms: number[], cp
     mase: mean(maseValues),
     maseUndefined: scores.length - maseValues.length,
     crps: mean(scores.map((s) => s.crps)),
+    coverage80: mean(scores.map((s) => s.coverage80)),
     msMean: mean(ms),
     msMedian: median(ms),
     cpuMsMean: mean(cpuMs),

@@ -1,7 +1,9 @@
 # Reference fits for test/bench/accuracy.ts: forecast::ets() and forecast::auto.arima() with
 # default arguments on each series, in one R process.
 #
-# Usage: Rscript accuracy.R <input> <output> <quantile levels, comma-separated> <label>
+# Usage: Rscript accuracy.R <input> <output> <quantile levels, comma-separated> <label> [methods]
+#
+# methods: comma-separated subset of ets,auto.arima (default both).
 #
 # input:  one series a line: id,frequency,horizon,y1,y2,...,yn (train values, oldest first)
 # output: tab-separated lines, written as each series finishes:
@@ -52,7 +54,8 @@ fit_one <- function(y, h, method) {
 
 lines <- readLines(input)
 out <- file(output, open = "w")
-methods <- c("ets", "auto.arima")
+methods <- if (length(args) >= 5) strsplit(args[[5]], ",", fixed = TRUE)[[1]] else c("ets", "auto.arima")
+stopifnot(all(methods %in% c("ets", "auto.arima")))
 totals <- c(ets = 0, auto.arima = 0)
 started <- proc.time()[["elapsed"]]
 
