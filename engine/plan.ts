@@ -1,5 +1,5 @@
 import type { ModelEntry } from '../models/registry.ts';
-import type { ContextSeries, ForecastTask, GlobalBatchOptions, TaskCovariates } from '../models/types.ts';
+import type { ConformalSettings, ContextSeries, ForecastTask, GlobalBatchOptions, TaskCovariates } from '../models/types.ts';
 import type { CovariateGenerator, GeneratedColumns } from './covariates/generator.ts';
 import { DEFAULT_SEASON_LENGTH } from './frequencies.ts';
 import { forecastIndex } from './predictions.ts';
@@ -26,6 +26,12 @@ export interface PlannedForecast {
 export function resolveSeasonLength(request: ForecastRequest, model: string): number {
   const configured = request.model_config && 'season_length' in request.model_config.config ? request.model_config.config.season_length : null;
   return seasonLength(model, configured, DEFAULT_SEASON_LENGTH[request.freq]);
+}
+
+/** Conformal quantile settings from model_config, when the caller asked for them. */
+export function conformalSettings(request: ForecastRequest): ConformalSettings | undefined {
+  const config = request.model_config?.config;
+  return config && 'intervals' in config && config.intervals === 'conformal' ? { windows: config.conformal_windows } : undefined;
 }
 
 /** What a global model reads from model_config: Chronos-2's is_global. */
@@ -94,6 +100,7 @@ function wallClockTimes(index: readonly string[]): Float64Array {
 export function planForecasts(request: ForecastRequest, model: ModelEntry, covariates: CovariateGenerator | null): PlannedForecast[] {
   const quantiles = quantileLevels(request.quantiles);
   const season = resolveSeasonLength(request, model.name);
+  const conformal = conformalSettings(request);
   // Only global models and generated covariates read timestamps; parsing every index entry is
   // skipped for the others.
   const needsTimes = model.capabilities.global || covariates !== null;
@@ -114,6 +121,7 @@ export function planForecasts(request: ForecastRequest, model: ModelEntry, covar
         seasonLength: season,
         seriesIndex,
         freq: request.freq,
+        ...(conformal && { conformal }),
         ...(times && { times: times.subarray(from, to + request.horizon) }),
         ...(withCovariates && { covariates: covariatesFor(s, from, to, request.horizon, generated) }),
       };

@@ -54,10 +54,29 @@ export const InputSerie = z
 
 const SeasonLength = z.int().min(1).nullable();
 
+/**
+ * A local model's settings: its season, and where its quantiles come from (beyond the
+ * reference: conformal quantiles from rolling-origin windows of the history, models/conformal.ts).
+ */
+const localModelConfig = <Name extends string>(model: Name, seasonDefault: number | null) =>
+  z.strictObject({
+    model: z.literal(model),
+    config: z.strictObject({
+      season_length: SeasonLength.default(seasonDefault),
+      intervals: z.enum(['model', 'conformal']).default('model').meta({
+        description:
+          "Where the quantiles come from: the model's own predictive distribution, or `conformal`: the model is refitted at `conformal_windows` rolling origins inside each history and its errors there give the quantiles (statsforecast's ConformalIntervals). Costs one fit per window.",
+      }),
+      conformal_windows: z.int().min(2).max(100).default(5).meta({
+        description: 'Rolling-origin windows for conformal quantiles; a short history uses as many as fit, at least 2 (2 x horizon + 1 observations).',
+      }),
+    }),
+  });
+
 export const ModelConfig = z
   .discriminatedUnion('model', [
-    z.strictObject({ model: z.literal('aarima'), config: z.strictObject({ season_length: SeasonLength.default(null) }) }),
-    z.strictObject({ model: z.literal('aets'), config: z.strictObject({ season_length: SeasonLength.default(null) }) }),
+    localModelConfig('aarima', null),
+    localModelConfig('aets', null),
     z.strictObject({
       model: z.literal('chronos-2'),
       config: z.strictObject({
@@ -67,9 +86,9 @@ export const ModelConfig = z
         }),
       }),
     }),
-    z.strictObject({ model: z.literal('naive'), config: z.strictObject({ season_length: SeasonLength.default(1) }) }),
-    z.strictObject({ model: z.literal('seasonal-naive'), config: z.strictObject({ season_length: SeasonLength.default(null) }) }),
-    z.strictObject({ model: z.literal('theta'), config: z.strictObject({ season_length: SeasonLength.default(null) }) }),
+    localModelConfig('naive', 1),
+    localModelConfig('seasonal-naive', null),
+    localModelConfig('theta', null),
   ])
   .meta({ id: 'ModelConfig' });
 

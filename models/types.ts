@@ -58,6 +58,13 @@ export interface ForecastTask {
   readonly freq?: string;
   /** Present when the request gives covariates and the model takes them. */
   readonly covariates?: TaskCovariates;
+  /** Present when the caller asks for conformal quantiles instead of the model's own (models/conformal.ts). */
+  readonly conformal?: ConformalSettings;
+}
+
+/** Conformal quantiles from `windows` rolling-origin forecasts of the history's last steps. */
+export interface ConformalSettings {
+  readonly windows: number;
 }
 
 /**

@@ -4,6 +4,7 @@
  * global model's whole request. The model settings arrive in workerData.
  */
 import { workerData } from 'node:worker_threads';
+import { conformalForecast } from '../../models/conformal.ts';
 import { modelEntry } from '../../models/registry.ts';
 import {
   ModelInputError,
@@ -65,9 +66,10 @@ export default async function runBatch(batch: ThreadBatch): Promise<ThreadResult
       return batch.tasks.map(() => failure(err));
     }
   }
+  const forecast = (task: ForecastTask) => model.forecast(task);
   return batch.tasks.map((task) => {
     try {
-      return success(model.forecast(task));
+      return success(task.conformal ? conformalForecast(forecast, task, task.conformal.windows) : forecast(task));
     } catch (err) {
       return failure(err);
     }

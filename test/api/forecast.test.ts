@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { ForecastResponseSchema } from '../../engine/response-schema.ts';
+import { conformalForecast } from '../../models/conformal.ts';
 import { theta } from '../../models/theta.ts';
 import { AUTH, dailyRequest, hourlySeries, useTestServer } from './helpers.ts';
 
@@ -100,6 +101,39 @@ describe('POST /forecast answers the reference response shape', () => {
     expect(res.statusCode).toBe(422);
     expect(res.json().errors[0]).toMatchObject({ path: 'body.series[0]' });
     expect(res.json().errors[0].message).toMatch(/at least 4 observations/);
+  });
+
+  test('model_config intervals: conformal gives conformal quantiles around the same mean, in backtests too', async () => {
+    const [serie] = hourlySeries(1, 120);
+    const body = (config: Record<string, unknown>) => ({
+      series: [{ ...serie, fcds: [100, 120] }],
+      horizon: 12,
+      freq: 'H',
+      quantiles: [0.1, 0.9],
+      model_config: { model: 'theta', config },
+    });
+    const own = (await post(body({}), 'model=theta')).json().series[0];
+    const res = await post(body({ intervals: 'conformal', conformal_windows: 4 }), 'model=theta');
+    expect(res.statusCode).toBe(200);
+    const conformal = res.json().series[0];
+    const history = Float64Array.from(serie.target.slice(0, 120));
+    const direct = conformalForecast((t) => theta.forecast(t), { history, horizon: 12, quantiles: [0.1, 0.9], seasonLength: 24 }, 4);
+    expect(conformal[1].prediction.mean).toEqual(own[1].prediction.mean);
+    expect(conformal[1].prediction['0.9']).toEqual([...direct.quantiles[1]]);
+    expect(conformal[1].prediction['0.9']).not.toEqual(own[1].prediction['0.9']);
+    expect(conformal[0].metrics.crps).not.toBe(own[0].metrics.crps);
+  });
+
+  test('conformal quantiles on a history too short for two windows: 422 naming the series; bad settings name the field', async () => {
+    // 10 observations, horizon 5: two 5-step windows leave nothing to train on.
+    const short = await post(dailyRequest({ horizon: 5, model_config: { model: 'naive', config: { intervals: 'conformal' } } }), 'model=naive');
+    expect(short.statusCode).toBe(422);
+    expect(short.json().errors[0].path).toBe('body.series[0]');
+    expect(short.json().errors[0].message).toMatch(/at least 11 observations/);
+    const bad = await post(dailyRequest({ model_config: { model: 'naive', config: { intervals: 'bootstrap' } } }), 'model=naive');
+    expect(bad.json().errors[0].path).toBe('body.model_config.config.intervals');
+    const few = await post(dailyRequest({ model_config: { model: 'naive', config: { intervals: 'conformal', conformal_windows: 1 } } }), 'model=naive');
+    expect(few.json().errors[0].path).toBe('body.model_config.config.conformal_windows');
   });
 
   test('horizon up to 10000 is accepted (the current limit, not the older 1000)', async () => {

@@ -74,6 +74,7 @@ const USAGE = `usage: npm run bench -- accuracy [options]
   --no-r                        skip the R reference (ets, auto.arima)
   --no-statsforecast            skip the statsforecast reference (AutoETS, AutoARIMA, AutoTheta)
   --r-cache DIR                 keep the peers' forecasts in DIR and reuse them when the same series are run again
+  --conformal N                 our local models' quantiles from conformal windows (N of them) instead of their own
   --json FILE                   also write the summaries as JSON`;
 
 export async function run(argv: string[]): Promise<void> {
@@ -90,6 +91,7 @@ export async function run(argv: string[]): Promise<void> {
         'no-statsforecast': { type: 'boolean', default: false },
         'r-cache': { type: 'string' },
         json: { type: 'string' },
+        conformal: { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
       strict: true,
@@ -127,6 +129,9 @@ export async function run(argv: string[]): Promise<void> {
   const every = positiveInt(values.every);
   if (limit === null) return usageError(`--limit needs a positive integer, got "${values.limit}"`);
   if (every === null) return usageError(`--every needs a positive integer, got "${values.every}"`);
+  const windows = positiveInt(values.conformal);
+  if (windows === null || windows === 1) return usageError(`--conformal needs at least 2 windows, got "${values.conformal}"`);
+  const conformal = windows === undefined ? undefined : { windows };
 
   const skipped: Record<string, boolean> = { R: values['no-r'], statsforecast: values['no-statsforecast'] };
   const peers = PEERS.map((peer) => ({ peer, located: skipped[peer.name] ? { unavailable: 'skipped' } : peer.locate() }));
@@ -140,6 +145,7 @@ export async function run(argv: string[]): Promise<void> {
     console.log(
       `${peer.name} reference: ${'version' in located ? located.version : located.unavailable === 'skipped' ? 'skipped' : `not available (${located.unavailable})`}`,
     );
+  console.log(`quantiles of our local models: ${conformal ? `conformal, ${conformal.windows} rolling-origin windows (--conformal)` : "the models' own"}`);
   console.log(
     `CRPS: quantile approximation (engine/metrics.ts crps) on the fixed grid of ${QUANTILE_GRID.length} levels ${QUANTILE_GRID[0]}, ${QUANTILE_GRID[1]}, ..., ${QUANTILE_GRID[QUANTILE_GRID.length - 1]}; in the data's units, so its mean is dominated by the large-valued series.`,
   );
@@ -199,7 +205,7 @@ export async function run(argv: string[]): Promise<void> {
         globalTimes.set(key, g);
         continue;
       }
-      summaries.push(runModel(`${name} ${key}`, l.model, MODELS[key], series, fallback));
+      summaries.push(runModel(`${name} ${key}`, l.model, MODELS[key], series, fallback, conformal));
     }
     // Our labels without the dataset prefix used in progress lines.
     const ours = summaries.map((s) => ({ ...s, label: s.label.slice(name.length + 1) }));

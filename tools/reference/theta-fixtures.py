@@ -17,7 +17,9 @@ from collections import defaultdict
 
 import numpy as np
 import statsforecast
+from statsforecast.models import AutoTheta
 from statsforecast.theta import auto_theta, forecast_theta
+from statsforecast.utils import ConformalIntervals
 
 OUT = "test/fixtures/theta/statsforecast.json"
 
@@ -72,6 +74,22 @@ def record(series_id, m, y, h):
     }
 
 
+def conformal(series_id, m, y, h, windows):
+    # Conformal quantiles (models/conformal.ts) on top of AutoTheta, whose means we reproduce.
+    y = np.asarray(y, dtype=float)
+    model = AutoTheta(season_length=m, prediction_intervals=ConformalIntervals(h=h, n_windows=windows))
+    fc = model.forecast(y=y, h=h, level=[80, 95])
+    return {
+        "id": series_id,
+        "m": m,
+        "h": h,
+        "windows": windows,
+        "y": y.tolist(),
+        "mean": fc["mean"].tolist(),
+        **{k: fc[k].astype(float).tolist() for k in ("lo-95", "lo-80", "hi-80", "hi-95")},
+    }
+
+
 def main():
     cases = []
     for sid, y in m4("datasets/m4-hourly.csv.gz", ["H1", "H5", "H37", "H150", "H250", "H400"]):
@@ -82,9 +100,15 @@ def main():
         cases.append(record(sid + "-m1", 1, y, 13))
     for sid, m, y in simulated():
         cases.append(record(sid, m, y, 2 * max(m, 4)))
+    conformal_cases = [
+        conformal("H5", 24, next(y for i, y in m4("datasets/m4-hourly.csv.gz", ["H5"])), 48, 5),
+        conformal("W100", 52, next(y for i, y in m4("datasets/m4-weekly.csv.gz", ["W100"])), 13, 2),
+        # A short history: only 3 of the 10 windows asked for fit.
+        conformal("sim-trend-down", 1, simulated()[-1][2], 15, 10),
+    ]
     os.makedirs(os.path.dirname(OUT), exist_ok=True)
     with open(OUT, "w") as f:
-        json.dump({"statsforecast": statsforecast.__version__, "cases": cases}, f)
+        json.dump({"statsforecast": statsforecast.__version__, "cases": cases, "conformal": conformal_cases}, f)
         f.write("\n")
     print(f"wrote {len(cases)} cases to {OUT}")
 

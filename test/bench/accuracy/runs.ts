@@ -1,5 +1,6 @@
 import type { M4Series } from '../../../datasets/m4.ts';
-import type { ForecastOutput, ForecastTask, GlobalModel, LocalModel } from '../../../models/types.ts';
+import { conformalForecast } from '../../../models/conformal.ts';
+import type { ConformalSettings, ForecastOutput, ForecastTask, GlobalModel, LocalModel } from '../../../models/types.ts';
 import { peerLabel, type Peer, type PeerResults } from '../peer-reference.ts';
 import { fallbackScore, invalidOutput, QUANTILE_GRID, score, summarize, type SeriesScore, type Summary } from './scoring.ts';
 
@@ -26,7 +27,14 @@ function progress(label: string): (done: number, total: number) => void {
   };
 }
 
-export function runModel(label: string, model: LocalModel, spec: ModelSpec, series: readonly M4Series[], fallback: Map<string, SeriesScore>): Summary {
+export function runModel(
+  label: string,
+  model: LocalModel,
+  spec: ModelSpec,
+  series: readonly M4Series[],
+  fallback: Map<string, SeriesScore>,
+  conformal?: ConformalSettings,
+): Summary {
   const scores: SeriesScore[] = [];
   const ms: number[] = [];
   const cpuMs: number[] = [];
@@ -40,7 +48,8 @@ export function runModel(label: string, model: LocalModel, spec: ModelSpec, seri
     const c0 = process.cpuUsage();
     const t0 = process.hrtime.bigint();
     try {
-      out = model.forecast(task);
+      // As the model threads run it (engine/threads/worker.ts).
+      out = conformal ? conformalForecast((t) => model.forecast(t), task, conformal.windows) : model.forecast(task);
     } catch (e) {
       error = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
     }

@@ -1,0 +1,68 @@
+/**
+ * Conformal quantiles for any local model, as statsforecast's ConformalIntervals (its
+ * "conformal distribution") compute them, with one correction: the model is refitted at rolling origins inside the
+ * history (the last h steps held out, then the h before them, ...), each window's absolute errors
+ * at horizon steps 1..h are the conformity scores, and at each step the quantiles are those of
+ * the symmetric set {mean - score, mean + score} over the windows. No distributional assumption:
+ * the spread is what the model's own errors were on this series.
+ *
+ * The correction: with few windows, the reference's linear quantile (position tau (N - 1) among N
+ * sorted values) under-covers: the k-th smallest of N exchangeable errors is exceeded by a new
+ * one with probability 1 - k / (N + 1), so its 80% interval from 5 windows covers about 70%
+ * (measured on M4 Hourly: 67% to 74%). We read the sorted values at position tau (N + 1) - 1,
+ * the unbiased one (split conformal prediction's finite-sample rule, interpolated), clamped to
+ * the extremes. `linear` keeps the reference's rule, for comparing with it.
+ *
+ * As the reference does, a short history uses as many windows as fit (each keeps at least one
+ * observation to train on) and at least 2 are required. More windows calibrate better, at one
+ * fit each.
+ */
+import { ModelInputError, type ForecastOutput, type ForecastTask } from './types.ts';
+
+export type ConformalPositions = 'unbiased' | 'linear';
+
+/** Quantile of sorted values, interpolated between the order statistics around its position. */
+function sortedQuantile(sorted: Float64Array, level: number, positions: ConformalPositions): number {
+  const last = sorted.length - 1;
+  const raw = positions === 'linear' ? level * last : level * (sorted.length + 1) - 1;
+  const position = Math.min(Math.max(raw, 0), last);
+  const below = Math.floor(position);
+  const above = Math.min(below + 1, sorted.length - 1);
+  return sorted[below] + (position - below) * (sorted[above] - sorted[below]);
+}
+
+/**
+ * The model's mean forecast with conformal quantiles at the task's levels. `forecast` is the
+ * model's own; it is called once per window and once on the whole history.
+ */
+export function conformalForecast(
+  forecast: (task: ForecastTask) => ForecastOutput,
+  task: ForecastTask,
+  requestedWindows: number,
+  positions: ConformalPositions = 'unbiased',
+): ForecastOutput {
+  const { history, horizon } = task;
+  const n = history.length;
+  const windows = Math.min(requestedWindows, Math.floor((n - 1) / horizon));
+  if (windows < 2) {
+    throw new ModelInputError(
+      `conformal quantiles over ${horizon}-step windows need at least ${2 * horizon + 1} observations of history (two windows and one to train on); got ${n}`,
+    );
+  }
+  // Per horizon step, the symmetric offsets -score and +score of every window.
+  const offsets = Array.from({ length: horizon }, () => new Float64Array(2 * windows));
+  for (let w = 0; w < windows; w++) {
+    const cut = n - (windows - w) * horizon;
+    const { mean } = forecast({ ...task, history: history.subarray(0, cut), quantiles: [], conformal: undefined });
+    for (let j = 0; j < horizon; j++) {
+      const score = Math.abs(mean[j] - history[cut + j]);
+      offsets[j][w] = -score;
+      offsets[j][windows + w] = score;
+    }
+  }
+  for (const o of offsets) o.sort();
+
+  const { mean } = forecast({ ...task, quantiles: [], conformal: undefined });
+  const quantiles = task.quantiles.map((level) => mean.map((m, j) => m + sortedQuantile(offsets[j], level, positions)));
+  return { mean, quantiles };
+}
