@@ -91,16 +91,28 @@ export function runBacktest(
   names: { identifiers: readonly string[]; targets: readonly string[] },
   lane: TaskBatch['lane'],
 ): Promise<ForecastOutput[]> {
-  const { horizon, context, levels, season } = settings;
-  const tasks: ForecastTask[] = planned.flatMap((p) =>
-    p.series.targets.map((values) => ({
-      history: values.slice(context === null ? 0 : Math.max(0, p.seen - context), p.seen),
+  const { horizon, context, levels, season, freq } = settings;
+  const targetCount = names.targets.length;
+  // Global models learn across series and from the calendar: they need each task's series
+  // (one per series and target) and the timestamps of its history and horizon.
+  const positions = model.capabilities.global ? new Map<PreparedSeries, number>() : null;
+  const tasks: ForecastTask[] = planned.flatMap((p) => {
+    const from = context === null ? 0 : Math.max(0, p.seen - context);
+    let times: Float64Array | undefined;
+    let position = 0;
+    if (positions) {
+      times = Float64Array.from({ length: p.seen - from + horizon }, (_, k) => addDuration(p.series.start, freq, from + k));
+      position = positions.get(p.series) ?? positions.size;
+      positions.set(p.series, position);
+    }
+    return p.series.targets.map((values, target) => ({
+      history: values.slice(from, p.seen),
       horizon,
       quantiles: levels,
       seasonLength: season,
-    })),
-  );
-  const targetCount = names.targets.length;
+      ...(times && { times, seriesIndex: position * targetCount + target }),
+    }));
+  });
   const batch = { model, tasks, coupled: couplesSeries(model, { crossLearning: false, covariates: false }), lane };
   return runTasks(engine, batch, (i) => {
     const p = planned[Math.floor(i / targetCount)];

@@ -3,7 +3,7 @@ import { Float64, Table, tableToIPC, TimestampMillisecond, Utf8, vectorFromArray
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { BetaResponse } from '../../engine/beta/response.ts';
-import { testConfig } from '../api/helpers.ts';
+import { AUTH, testConfig } from '../api/helpers.ts';
 import { buildServer } from '../../api/server.ts';
 import { filePart, postBeta, queryPart, RETAIL, retailQuery, tempDir, writeParquet, type Part } from './helpers.ts';
 
@@ -205,5 +205,39 @@ describe('Arrow IPC uploads', () => {
       new RegExp(`part 'sales' is an Arrow file compressed with ${codec}.*compressed Arrow is not supported, because this server cannot decompress ${codec}`),
     );
     expect(problem.errors[0].path).toBe('body.sales');
+  });
+});
+
+describe('global models on the beta endpoint', () => {
+  test('svc-global forecasts an upload as the stable endpoint forecasts the same series', async () => {
+    const res = await postBeta(app, [queryPart(retailQuery()), filePart('sales', retail)], 'svc-global');
+    expect(res.statusCode).toBe(200);
+    const { data } = BetaResponse.parse(res.json());
+    const series = [
+      ['a', 1],
+      ['a', 2],
+      ['b', 1],
+      ['b', 2],
+    ] as const;
+    const days = Array.from({ length: 14 }, (_, d) => `2024-01-${String(d + 1).padStart(2, '0')}`);
+    const stable = await app.inject({
+      method: 'POST',
+      url: '/forecast?model=svc-global',
+      headers: AUTH,
+      payload: {
+        series: series.map(([store, sku]) => ({
+          target: days.map((_, d) => (d + 1) * (sku === 2 ? 10 : 1) + (store === 'b' ? 100 : 0)),
+          index: days,
+        })),
+        horizon: 3,
+        freq: 'D',
+        quantiles: [0.1, 0.9],
+      },
+    });
+    expect(stable.statusCode).toBe(200);
+    series.forEach(([store, sku], k) => {
+      const rows = rowsOf({ data } as BetaResponse, (i) => data.identifiers.store[i] === store && data.identifiers.sku[i] === String(sku));
+      expect(rows.map((i) => data.targets.sales.quantiles.mean[i])).toEqual(stable.json().series[k][0].prediction.mean);
+    });
   });
 });
