@@ -90,7 +90,7 @@ export function createActivities({ engine, store, forecastsPerChunk, beta }: Act
         const meta = await jobMeta(store, jobId);
         if (jobKind(meta) === 'beta') return betaJobs.runBetaChunk(meta, chunkNumber);
         const chunk = await store.chunk(jobId, chunkNumber);
-        const rows = await computePredictions(engine, chunk.request, meta.model, 'background');
+        const rows = await computePredictions(engine, chunk.request, meta.model, 'background', undefined, chunk.refitFcds);
         const results = rows.map(({ planned, prediction }) => ({
           seriesIndex: chunk.seriesIndex[planned.seriesIndex],
           fcdIndex: chunk.fcdPositions[planned.seriesIndex][planned.fcdPosition],

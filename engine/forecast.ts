@@ -26,9 +26,10 @@ export async function computePredictions(
   modelName: string,
   lane: Lane = 'interactive',
   validated: ValidatedForecast = validateForecast(engine.settings, request, modelName),
+  refitFcds?: readonly (readonly number[])[],
 ): Promise<PlannedPrediction[]> {
   const { model, covariates } = validated;
-  const planned = planForecasts(request, model, covariates);
+  const planned = planForecasts(request, model, covariates, refitFcds);
   // only_as_context series matter only to a model that learns across series: others are not sent them.
   const coupled = seriesAreCoupled(request, model);
   const batch = {
@@ -50,10 +51,11 @@ export async function computePredictions(
     };
   });
   const levels = quantileLevels(request.quantiles);
-  return planned.map((p, i) => ({
-    planned: p,
-    prediction: buildPrediction(request.series[p.seriesIndex], p.fcd, request.horizon, request.freq, levels, outputs[i]),
-  }));
+  return planned.map((p, i) => {
+    const prediction = buildPrediction(request.series[p.seriesIndex], p.fcd, request.horizon, request.freq, levels, outputs[i]);
+    // Said only under a refit policy, so that other responses keep the reference's shape.
+    return { planned: p, prediction: request.refit === 'every' ? prediction : { ...prediction, refitted: p.refitted } };
+  });
 }
 
 /** The synchronous forecast (reference 4.1): every series at every forecast creation date. */

@@ -20,6 +20,20 @@ export interface PlannedForecast {
   /** Number of observations of history (the forecast creation date as an index). */
   fcd: number;
   task: ForecastTask;
+  /** False where the model keeps parameters fitted at an earlier date (the request's refit policy). */
+  refitted: boolean;
+}
+
+/**
+ * The creation date whose fit each of a series' dates uses, under the request's refit policy:
+ * in date order, every date (`every`), the first (`once`), or every n-th from the first.
+ */
+export function refitDates(fcds: readonly number[], policy: ForecastRequest['refit']): Map<number, number> {
+  const sorted = [...new Set(fcds)].sort((a, b) => a - b);
+  const every = policy === 'every' ? 1 : policy === 'once' ? Infinity : policy;
+  const anchors = new Map<number, number>();
+  sorted.forEach((fcd, i) => anchors.set(fcd, sorted[i - (i % every)]));
+  return anchors;
 }
 
 /** model_config's season_length, else the model's own default (naive: 1), else the frequency's. */
@@ -97,10 +111,20 @@ function wallClockTimes(index: readonly string[]): Float64Array {
  * Every (series, forecast creation date) to forecast; `only_as_context` series have none.
  * `covariates` is the request's generator, resolved when it was validated (model-checks.ts).
  */
-export function planForecasts(request: ForecastRequest, model: ModelEntry, covariates: CovariateGenerator | null): PlannedForecast[] {
+/**
+ * `refitFcds`: each series' creation dates in the whole request, for a job chunk that holds only
+ * some of them (the refit policy counts dates over all of them); the request's own by default.
+ */
+export function planForecasts(
+  request: ForecastRequest,
+  model: ModelEntry,
+  covariates: CovariateGenerator | null,
+  refitFcds?: readonly (readonly number[])[],
+): PlannedForecast[] {
   const quantiles = quantileLevels(request.quantiles);
   const season = resolveSeasonLength(request, model.name);
   const conformal = conformalSettings(request);
+  const reusesFit = model.capabilities.reusesFit === true && request.refit !== 'every';
   // Only global models and generated covariates read timestamps; parsing every index entry is
   // skipped for the others.
   const needsTimes = model.capabilities.global || covariates !== null;
@@ -112,8 +136,13 @@ export function planForecasts(request: ForecastRequest, model: ModelEntry, covar
     // Built once per series over its whole timeline (history and the latest date's horizon).
     const generated = covariates && times ? covariates.build(times) : undefined;
     const withCovariates = hasCovariates(s) || generated !== undefined;
+    const anchors = reusesFit ? refitDates(refitFcds?.[seriesIndex] ?? creationDates(s), request.refit) : null;
     creationDates(s).forEach((fcd, fcdPosition) => {
       const [from, to] = historyWindow(fcd, request.context, model.capabilities.maxContext);
+      // Under a refit policy every date names the fit it uses, its own included, so that the
+      // fit made at a refit date is the one the dates after it keep (models cache it by date).
+      const anchor = anchors?.get(fcd) ?? fcd;
+      const fitWindow = anchors ? historyWindow(anchor, request.context, model.capabilities.maxContext) : undefined;
       const task: ForecastTask = {
         history: target.subarray(from, to),
         horizon: request.horizon,
@@ -122,10 +151,11 @@ export function planForecasts(request: ForecastRequest, model: ModelEntry, covar
         seriesIndex,
         freq: request.freq,
         ...(conformal && { conformal }),
+        ...(fitWindow && { refit: { fcd: anchor, history: target.subarray(fitWindow[0], fitWindow[1]) } }),
         ...(times && { times: times.subarray(from, to + request.horizon) }),
         ...(withCovariates && { covariates: covariatesFor(s, from, to, request.horizon, generated) }),
       };
-      out.push({ seriesIndex, fcdPosition, fcd, task });
+      out.push({ seriesIndex, fcdPosition, fcd, task, refitted: anchor === fcd });
     });
   });
   return out;

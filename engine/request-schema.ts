@@ -105,6 +105,13 @@ export const ForecastRequest = z
       .default(null),
     covariates: z.array(Covariate).nullable().default(null),
     model_config: ModelConfig.nullable().default(null),
+    refit: z
+      .union([z.enum(['every', 'once']), z.int().min(1)])
+      .default('every')
+      .meta({
+        description:
+          "Backtests: at which of a series' forecast creation dates (in date order) the model is refitted. `every` (default), `once` (the first), or n: every n-th from the first. Between refits a model that can keep its fitted parameters (`theta`) only takes in the new observations; others refit at every date. Each prediction then says whether it was `refitted`.",
+      }),
   })
   .superRefine(checkLengths)
   .meta({ id: 'ForecastRequest' });

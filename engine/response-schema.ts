@@ -18,6 +18,10 @@ export const PredictionSchema = z
       .meta({ description: '`mean` and one key per requested quantile, written as its decimal string ("0.1").' }),
     index: z.array(z.string()),
     metrics: MetricsSchema.nullable(),
+    refitted: z.boolean().optional().meta({
+      description:
+        "Present when the request sets a `refit` policy other than `every`: whether the model was fitted at this forecast creation date (false: it kept an earlier date's parameters).",
+    }),
   })
   .meta({ id: 'Prediction' });
 

@@ -53,7 +53,8 @@ export function conformalForecast(
   const offsets = Array.from({ length: horizon }, () => new Float64Array(2 * windows));
   for (let w = 0; w < windows; w++) {
     const cut = n - (windows - w) * horizon;
-    const { mean } = forecast({ ...task, history: history.subarray(0, cut), quantiles: [], conformal: undefined });
+    // Windows are always refitted: a kept fit may have seen data past a window's cut.
+    const { mean } = forecast({ ...task, history: history.subarray(0, cut), quantiles: [], conformal: undefined, refit: undefined });
     for (let j = 0; j < horizon; j++) {
       const score = Math.abs(mean[j] - history[cut + j]);
       offsets[j][w] = -score;

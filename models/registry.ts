@@ -56,7 +56,7 @@ const ENTRIES: ModelEntry[] = [
   // errors): beyond the reference, which marks aarima's covariates as coming.
   { name: 'aarima', capabilities: local(['future', 'generated']), loadLocal: async () => (await import('./aarima.ts')).aarima },
   // Beyond the API reference's list (issue 12): automatic Theta, statsforecast's AutoTheta.
-  { name: 'theta', capabilities: local(), loadLocal: async () => (await import('./theta.ts')).theta },
+  { name: 'theta', capabilities: { ...local(), reusesFit: true }, loadLocal: async () => (await import('./theta.ts')).theta },
   {
     // Every covariate kind: the reference's "all kinds" row, and generated covariates (issue 5).
     name: 'svc-global',

@@ -17,6 +17,8 @@ export interface ModelCapabilities {
   readonly needsWeights: boolean;
   /** True when the model learns across the series of a request. */
   readonly global: boolean;
+  /** True when the model can keep its fitted parameters between backtest dates (LocalModel.reuse). */
+  readonly reusesFit?: boolean;
   /**
    * For a global model, when the forecasts of different series depend on each other: always
    * (the default), only with cross-learning (model_config is_global), or only when the request
@@ -60,6 +62,12 @@ export interface ForecastTask {
   readonly covariates?: TaskCovariates;
   /** Present when the caller asks for conformal quantiles instead of the model's own (models/conformal.ts). */
   readonly conformal?: ConformalSettings;
+  /**
+   * Present in a backtest with a refit policy, for a model that can keep a fit: the history the
+   * parameters are fitted on (the series' window at creation date `fcd`: this task's own at a
+   * refit date, an earlier one between refits, whose observations since are only taken in).
+   */
+  readonly refit?: { readonly fcd: number; readonly history: Float64Array };
 }
 
 /** Conformal quantiles from `windows` rolling-origin forecasts of the history's last steps. */
@@ -96,6 +104,17 @@ export interface ForecastOutput {
 export interface LocalModel {
   readonly name: string;
   forecast(task: ForecastTask): ForecastOutput;
+  /**
+   * For models that can keep fitted parameters between creation dates (a backtest's refit
+   * policy): fit on a history, then forecast a (longer) history with those parameters. Fitting
+   * is deterministic, so a reused fit equals a fresh one on the same history.
+   */
+  readonly reuse?: FitReuse<unknown>;
+}
+
+export interface FitReuse<Fitted> {
+  fit(task: ForecastTask): Fitted;
+  forecast(fitted: Fitted, task: ForecastTask): ForecastOutput;
 }
 
 /** Request-level settings of a global model (model_config). */

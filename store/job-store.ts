@@ -144,7 +144,7 @@ export class JobStore {
   async predictions(meta: JobMeta, from: number, to: number): Promise<Prediction[][]> {
     if (!(await this.hasParts(meta.job_id, 'predictions'))) return Array.from({ length: to - from }, () => []);
     const globs = { predictions: this.partsGlob(meta.job_id, 'predictions'), metrics: this.partsGlob(meta.job_id, 'metrics') };
-    return readPredictions(this.db, globs, meta.quantiles, from, to);
+    return readPredictions(this.db, globs, meta.quantiles, from, to, meta.refit !== undefined);
   }
 
   /** A table of the job's results as one Parquet file (merged once, then reused); null when it has none. */

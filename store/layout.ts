@@ -50,6 +50,8 @@ export interface JobMeta {
   series: number | null;
   forecasts: number | null;
   quantiles: number[];
+  /** A forecast job's refit policy, when not `every` (its results then say which dates were refitted). */
+  refit?: 'once' | number;
 }
 
 export type JobKind = 'forecast' | 'beta';

@@ -33,7 +33,8 @@ const predictionColumns = (levels: readonly number[]) => [
   ...levels.map((l) => `${quantileColumn(l)} DOUBLE`),
   'actual DOUBLE',
 ];
-const METRIC_COLUMNS = [...IDENTIFYING, 'known_steps INTEGER', ...METRIC_NAMES.map((m) => `${m} DOUBLE`)];
+// refitted: false where the model kept an earlier date's fit (the request's refit policy).
+const METRIC_COLUMNS = [...IDENTIFYING, 'known_steps INTEGER', ...METRIC_NAMES.map((m) => `${m} DOUBLE`), 'refitted BOOLEAN'];
 
 /** One forecast of a job, as its results record it. */
 export interface ForecastResult {
@@ -83,6 +84,7 @@ export async function writeResultParts(
       identify(ma);
       ma.appendInteger(Math.max(0, Math.min(index.length, serie.target.length - fcd)));
       for (const m of METRIC_NAMES) num(ma, metrics?.[m]);
+      ma.appendBoolean(answer.refitted ?? true);
       ma.endRow();
     }
   });
@@ -131,6 +133,7 @@ export function readPredictions(
   quantiles: readonly number[],
   from: number,
   to: number,
+  sayRefitted: boolean,
 ): Promise<Prediction[][]> {
   const keys = quantiles.map(quantileKey);
   const out: Prediction[][] = Array.from({ length: to - from }, () => []);
@@ -152,11 +155,13 @@ export function readPredictions(
       keys.forEach((k, q) => entry.prediction[k].push(values[q]));
     }
     const metrics = await c.runAndReadAll(
-      `SELECT series_index, fcd_index, known_steps, ${METRIC_NAMES.join(', ')} FROM read_parquet(${sqlString(globs.metrics)}) ${range}`,
+      `SELECT series_index, fcd_index, known_steps, refitted, ${METRIC_NAMES.join(', ')} FROM read_parquet(${sqlString(globs.metrics)}) ${range}`,
     );
-    for (const [series, fcd, known, ...values] of metrics.getRows() as [number, number, number, ...(number | null)[]][]) {
+    for (const [series, fcd, known, refitted, ...values] of metrics.getRows() as [number, number, number, boolean, ...(number | null)[]][]) {
       const entry = out[series - from][fcd];
-      if (entry && known > 0) entry.metrics = Object.fromEntries(METRIC_NAMES.map((m, k) => [m, values[k]])) as Metrics;
+      if (!entry) continue;
+      if (known > 0) entry.metrics = Object.fromEntries(METRIC_NAMES.map((m, k) => [m, values[k]])) as Metrics;
+      if (sayRefitted) entry.refitted = refitted;
     }
     return out;
   });

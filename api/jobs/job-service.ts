@@ -44,6 +44,7 @@ export class JobService {
       series: request.series.length,
       forecasts: countForecasts(request),
       quantiles: [...quantileLevels(request.quantiles)],
+      ...(request.refit !== 'every' && { refit: request.refit }),
     };
     return this.start(meta, () => this.store.create(meta, request));
   }

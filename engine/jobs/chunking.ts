@@ -9,6 +9,11 @@ export interface Chunk {
   fcdPositions: number[][];
   /** A request of its own: the same settings, the chunk's series with only their chunk's fcds. */
   request: ForecastRequest;
+  /**
+   * Under a refit policy, each chunk series' creation dates in the whole request: which dates are
+   * refitted depends on all of them, not on the chunk's share.
+   */
+  refitFcds?: number[][];
 }
 
 /** Temporal's history grows with every activity; capping chunks keeps a job far below its limits. */
@@ -24,6 +29,7 @@ export const MAX_CHUNKS = 2000;
 export function splitIntoChunks(request: ForecastRequest, forecastsPerChunk: number, coupled = false): Chunk[] {
   if (coupled) {
     const seriesIndex = request.series.map((_, i) => i);
+    // Whole series: the chunk's dates are all of them, refit policy or not.
     return [{ seriesIndex, fcdPositions: request.series.map((s) => (s.only_as_context ? [] : creationDates(s).map((_, j) => j))), request }];
   }
   const pairs: [number, number][] = [];
@@ -46,7 +52,8 @@ export function splitIntoChunks(request: ForecastRequest, forecastsPerChunk: num
       const dates = creationDates(request.series[i]);
       return { ...request.series[i], fcds: fcdPositions[c].map((j) => dates[j]) };
     });
-    chunks.push({ seriesIndex, fcdPositions, request: { ...request, series } });
+    const refitFcds = request.refit === 'every' ? undefined : seriesIndex.map((i) => creationDates(request.series[i]));
+    chunks.push({ seriesIndex, fcdPositions, request: { ...request, series }, ...(refitFcds && { refitFcds }) });
   }
   return chunks;
 }

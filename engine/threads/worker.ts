@@ -66,7 +66,14 @@ export default async function runBatch(batch: ThreadBatch): Promise<ThreadResult
       return batch.tasks.map(() => failure(err));
     }
   }
-  const forecast = (task: ForecastTask) => model.forecast(task);
+  // A backtest's kept fits, by series and refit date: one batch holds a series' dates in order.
+  const fits = new Map<string, unknown>();
+  const forecast = (task: ForecastTask): ForecastOutput => {
+    if (!task.refit || !model.reuse) return model.forecast(task);
+    const key = `${task.seriesIndex}@${task.refit.fcd}`;
+    if (!fits.has(key)) fits.set(key, model.reuse.fit({ ...task, history: task.refit.history, refit: undefined }));
+    return model.reuse.forecast(fits.get(key), task);
+  };
   return batch.tasks.map((task) => {
     try {
       return success(task.conformal ? conformalForecast(forecast, task, task.conformal.windows) : forecast(task));

@@ -128,7 +128,11 @@ export function fitVariant(y: Float64Array, variant: ThetaVariant): ThetaFit {
     return Number.isNaN(mse) ? Infinity : Math.max(mse, -1e10);
   };
   const { x } = nelderMead(objective, Float64Array.from(start), { lower, upper });
-  const parameters = toParameters(x);
+  return fitWith(y, variant, toParameters(x));
+}
+
+/** The variant with given parameters run over y: its criterion, residuals and last state. */
+export function fitWith(y: Float64Array, variant: ThetaVariant, parameters: ThetaParameters): ThetaFit {
   const residuals = new Float64Array(y.length);
   const { mse, state } = filter(y, variant, parameters, residuals);
   return { variant, parameters, mse, residuals, last: state, n: y.length };

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { ForecastResponseSchema } from '../../engine/response-schema.ts';
 import { conformalForecast } from '../../models/conformal.ts';
-import { theta } from '../../models/theta.ts';
+import { fitTheta, forecastWithTheta, theta } from '../../models/theta.ts';
 import { AUTH, dailyRequest, hourlySeries, useTestServer } from './helpers.ts';
 
 const server = useTestServer();
@@ -134,6 +134,40 @@ describe('POST /forecast answers the reference response shape', () => {
     expect(bad.json().errors[0].path).toBe('body.model_config.config.intervals');
     const few = await post(dailyRequest({ model_config: { model: 'naive', config: { intervals: 'conformal', conformal_windows: 1 } } }), 'model=naive');
     expect(few.json().errors[0].path).toBe('body.model_config.config.conformal_windows');
+  });
+
+  test('refit once: later dates keep the first date fit and take in their new observations; responses say so', async () => {
+    const [serie] = hourlySeries(1, 120);
+    const body = (refit?: unknown) => ({
+      series: [{ ...serie, fcds: [72, 96, 120] }],
+      horizon: 6,
+      freq: 'H',
+      quantiles: [0.1, 0.9],
+      ...(refit !== undefined && { refit }),
+    });
+    const once = await post(body('once'), 'model=theta');
+    expect(once.statusCode).toBe(200);
+    const [first, second, third] = once.json().series[0];
+    expect([first.refitted, second.refitted, third.refitted]).toEqual([true, false, false]);
+    const task = (n: number) => ({ history: Float64Array.from(serie.target.slice(0, n)), horizon: 6, quantiles: [0.1, 0.9], seasonLength: 24 });
+    const kept = fitTheta(task(72));
+    expect(third.prediction.mean).toEqual([...forecastWithTheta(kept, task(120)).mean]);
+    // Refitting every date (the default) says nothing, as the reference's responses.
+    const every = (await post(body(), 'model=theta')).json().series[0];
+    expect(every[0]).not.toHaveProperty('refitted');
+    expect(every[0].prediction).toEqual(first.prediction);
+    expect(every[2].prediction.mean).toEqual([...theta.forecast(task(120)).mean]);
+    // A model that cannot keep a fit refits every date, and says so.
+    const naive = (await post(body(2), 'model=naive')).json().series[0];
+    expect(naive.map((p: { refitted: boolean }) => p.refitted)).toEqual([true, true, true]);
+  });
+
+  test('a bad refit policy names the field', async () => {
+    for (const refit of [0, 'sometimes', 1.5]) {
+      const res = await post(dailyRequest({ refit }), 'model=theta');
+      expect(res.statusCode).toBe(422);
+      expect(res.json().errors[0].path).toBe('body.refit');
+    }
   });
 
   test('horizon up to 10000 is accepted (the current limit, not the older 1000)', async () => {

@@ -1,6 +1,6 @@
 import { expect, test } from 'vitest';
 import { splitIntoChunks } from '../../engine/jobs/chunking.ts';
-import { contextSeries, historyWindow, planForecasts, seriesAreCoupled } from '../../engine/plan.ts';
+import { contextSeries, historyWindow, planForecasts, seriesAreCoupled, refitDates } from '../../engine/plan.ts';
 import { modelEntry } from '../../models/registry.ts';
 import { ForecastRequest } from '../../engine/request-schema.ts';
 import type { ModelEntry } from '../../models/registry.ts';
@@ -74,4 +74,12 @@ test('which requests couple their series: svc-global always, chronos-2 with is_g
   expect([plain, crossLearning, withFuture, generated].map((r) => coupled('timesfm-2p5', r))).toEqual([false, false, true, true]);
   expect([plain, withFuture].map((r) => coupled('aarima', r))).toEqual([false, false]);
   expect([plain, withFuture].map((r) => coupled('timesfm-2', r))).toEqual([false, true]);
+});
+
+test('refit dates: in date order, every date, the first, or every n-th from the first', () => {
+  const fcds = [20, 6, 8, 10, 12];
+  expect(Object.fromEntries(refitDates(fcds, 'every'))).toEqual({ 6: 6, 8: 8, 10: 10, 12: 12, 20: 20 });
+  expect(Object.fromEntries(refitDates(fcds, 'once'))).toEqual({ 6: 6, 8: 6, 10: 6, 12: 6, 20: 6 });
+  expect(Object.fromEntries(refitDates(fcds, 2))).toEqual({ 6: 6, 8: 6, 10: 10, 12: 10, 20: 20 });
+  expect(Object.fromEntries(refitDates(fcds, 1))).toEqual(Object.fromEntries(refitDates(fcds, 'every')));
 });

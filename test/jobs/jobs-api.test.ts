@@ -252,3 +252,20 @@ test('a job larger than one run continues as new: every run keeps a small histor
     await api.close();
   }
 });
+
+test('a refit policy in a job: dates split across chunks keep the fits the whole series would, and results say which dates were refitted', async () => {
+  // 8 creation dates of one series in chunks of 4: which dates are refitted counts over all 8.
+  const target = Array.from({ length: 30 }, (_, t) => 50 + 3 * Math.sin(t / 2) + (t % 5) + t / 3);
+  const index = target.map((_, t) => new Date(Date.UTC(2024, 0, 1 + t)).toISOString().slice(0, 10));
+  const body = { series: [{ target, index, fcds: [20, 6, 8, 10, 12, 14, 16, 18] }], horizon: 3, freq: 'D', quantiles: [0.1, 0.9], refit: 3 };
+  const res = await submit(body, 'model=theta');
+  expect(res.statusCode).toBe(200);
+  const done = (await poll(res.json().job_id)).json();
+  expect(done.status).toBe('completed');
+  const sync = (await app.inject({ method: 'POST', url: '/forecast?model=theta', headers: AUTH, payload: body })).json();
+  expect(done.series).toEqual(sync.series);
+  // In date order 6, 8, ..., 20: refitted at the 1st, 4th and 7th (6, 12, 18); fcds are in the request's order.
+  expect(done.series[0].map((p: { refitted: boolean }) => p.refitted)).toEqual([false, true, false, false, true, false, false, true]);
+  const metrics = await app.inject({ method: 'GET', url: `/forecast-jobs/${res.json().job_id}/metrics.parquet`, headers: AUTH });
+  expect(metrics.statusCode).toBe(200);
+});
