@@ -14,6 +14,7 @@ import { withConnection } from '../engine/sql.ts';
 import { requireRunnableModel } from '../engine/model-checks.ts';
 import type { JobStore } from '../store/job-store.ts';
 import type { JobMeta, StoredSource } from '../store/layout.ts';
+import type { JobDocuments } from './job-documents.ts';
 
 /**
  * A beta job's two steps: planning (the uploaded parts fetched from the store to a local folder,
@@ -30,6 +31,8 @@ export interface BetaDependencies {
   /** A local folder for a planning's downloads and chunk files, removed after each. */
   workDir: string;
   minimumForecastsPerChunk: number;
+  /** The worker's cache of documents that never change once written. */
+  documents: JobDocuments;
 }
 
 /** Rebuilds the job's sources from where they were stored: parts from local copies, locators as they were given. */
@@ -51,7 +54,8 @@ async function storedSources(deps: BetaDependencies, jobId: string, dir: string)
 
 export function createBetaActivities(deps: BetaDependencies) {
   const { engine, store } = deps;
-  const queryOf = async (jobId: string) => BetaQuery.parse(await store.betaQuery(jobId));
+  const documents = deps.documents;
+  const queryOf = (jobId: string) => documents.get(`query/${jobId}`, async () => BetaQuery.parse(await store.betaQuery(jobId)));
 
   return {
     async planBetaJob(meta: JobMeta): Promise<{ chunks: number; forecasts: number; chunkForecasts: number[]; metricRows: number }> {
@@ -80,7 +84,7 @@ export function createBetaActivities(deps: BetaDependencies) {
       const jobId = meta.job_id;
       const query = await queryOf(jobId);
       const model = requireRunnableModel(meta.model, engine.settings.models);
-      const plan = await store.betaPlan(jobId);
+      const plan = await documents.get(`plan/${jobId}`, () => store.betaPlan(jobId));
       const freq = queryFrequency(inputColumns(query));
       const settings = backtestSettings(query, model, freq);
       const series = await store.betaChunk(jobId, chunkNumber, { freq, targets: plan.targets.length, covariates: plan.covariates });

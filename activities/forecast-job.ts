@@ -8,6 +8,7 @@ import { modelEntry } from '../models/registry.ts';
 import type { JobStore } from '../store/job-store.ts';
 import { jobKind, type JobMeta } from '../store/layout.ts';
 import { createBetaActivities, type BetaDependencies } from './beta-job.ts';
+import { JobDocuments } from './job-documents.ts';
 
 export interface ActivityDependencies {
   engine: Engine;
@@ -66,7 +67,8 @@ async function heartbeating<T>(work: () => Promise<T>): Promise<T> {
  * the results back. Forecast jobs and beta jobs share the workflow; these dispatch on the kind.
  */
 export function createActivities({ engine, store, forecastsPerChunk, beta }: ActivityDependencies) {
-  const betaJobs = createBetaActivities({ engine, store, ...beta, minimumForecastsPerChunk: forecastsPerChunk });
+  const documents = new JobDocuments();
+  const betaJobs = createBetaActivities({ engine, store, ...beta, minimumForecastsPerChunk: forecastsPerChunk, documents });
   return {
     /** Splits the stored input into chunks; safe to repeat (same input, same chunks). */
     async planJob(jobId: string): Promise<JobPlan> {
@@ -87,7 +89,7 @@ export function createActivities({ engine, store, forecastsPerChunk, beta }: Act
     /** Forecasts one chunk and writes its results; a retry overwrites the same parts. */
     async runChunk(jobId: string, chunkNumber: number): Promise<number> {
       return heartbeating(async () => {
-        const meta = await jobMeta(store, jobId);
+        const meta = await documents.get(`meta/${jobId}`, () => jobMeta(store, jobId));
         if (jobKind(meta) === 'beta') return betaJobs.runBetaChunk(meta, chunkNumber);
         const chunk = await store.chunk(jobId, chunkNumber);
         const rows = await computePredictions(engine, chunk.request, meta.model, 'background', undefined, chunk.refitFcds);

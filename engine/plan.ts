@@ -110,8 +110,6 @@ function wallClockTimes(index: readonly string[]): Float64Array {
 /**
  * Every (series, forecast creation date) to forecast; `only_as_context` series have none.
  * `covariates` is the request's generator, resolved when it was validated (model-checks.ts).
- */
-/**
  * `refitFcds`: each series' creation dates in the whole request, for a job chunk that holds only
  * some of them (the refit policy counts dates over all of them); the request's own by default.
  */
