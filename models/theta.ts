@@ -19,6 +19,7 @@ import { ModelInputError, type ForecastOutput, type ForecastTask, type LocalMode
  * Between refits of a backtest (`reuse`), the variant and its parameters are kept; the seasonal
  * test and decomposition, the filter's states and the residuals' spread follow the new history.
  */
+
 /** What a fit keeps between backtest dates: the chosen variant and its parameters. */
 export interface ThetaChoice {
   variant: ThetaVariant;
@@ -72,6 +73,7 @@ export function fitTheta(task: ForecastTask): ThetaChoice | null {
 export function forecastWithTheta(choice: ThetaChoice | null, task: ForecastTask): ForecastOutput {
   checkTask(task);
   if (isConstant(task.history)) return constantForecast(task);
+  // A constant history kept no fit; once the series moves there is nothing to keep: fit it.
   if (choice === null) return thetaForecast(task);
   const { y, adjustment } = adjusted(task);
   return output(fitWith(y, choice.variant, choice.parameters), adjustment, task);
