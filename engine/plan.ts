@@ -149,7 +149,7 @@ export function planForecasts(
         seriesIndex,
         freq: request.freq,
         ...(conformal && { conformal }),
-        ...(fitWindow && { refit: { fcd: anchor, history: target.subarray(fitWindow[0], fitWindow[1]) } }),
+        ...(fitWindow && { refit: { fcd: anchor, history: target.subarray(fitWindow[0], fitWindow[1]), since: fcd - anchor } }),
         ...(times && { times: times.subarray(from, to + request.horizon) }),
         ...(withCovariates && { covariates: covariatesFor(s, from, to, request.horizon, generated) }),
       };

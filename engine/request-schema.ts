@@ -110,7 +110,7 @@ export const ForecastRequest = z
       .default('every')
       .meta({
         description:
-          "Backtests: at which of a series' forecast creation dates (in date order) the model is refitted. `every` (default), `once` (the first), or n: every n-th from the first. Between refits a model that can keep its fitted parameters (`theta`) only takes in the new observations; others refit at every date. Each prediction then says whether it was `refitted`.",
+          "Backtests: at which of a series' forecast creation dates (in date order) the model is refitted. `every` (default), `once` (the first), or n: every n-th from the first. Between refits a model that can keep its fitted parameters (`theta`, `aets`) only takes in the new observations; others refit at every date. Each prediction then says whether it was `refitted`.",
       }),
   })
   .superRefine(checkLengths)

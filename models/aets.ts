@@ -1,5 +1,7 @@
 import { predictive } from './ets/intervals.ts';
 import { NoModelError, selectEts } from './ets/select.ts';
+import { advanceState } from './ets/state-space.ts';
+import type { EtsFit } from './ets/types.ts';
 import { normalQuantile } from './normal.ts';
 import { ModelInputError, type ForecastOutput, type ForecastTask, type LocalModel } from './types.ts';
 
@@ -9,23 +11,49 @@ import { ModelInputError, type ForecastOutput, type ForecastTask, type LocalMode
  * mean is R's forecast mean and the quantiles are Gaussian around it with the model's analytic
  * forecast variance (R's default prediction intervals), so the 10%/90% quantiles are R's 80% bounds.
  */
-export function autoEtsForecast(task: ForecastTask): ForecastOutput {
-  const y = task.history;
-  if (y.length === 0) throw new ModelInputError('aets needs at least one observation of history; got 0');
+function checkTask(task: ForecastTask): void {
+  if (task.history.length === 0) throw new ModelInputError('aets needs at least one observation of history; got 0');
   if (!(Number.isInteger(task.horizon) && task.horizon >= 1)) {
     throw new ModelInputError(`aets needs a whole horizon of at least 1; got ${task.horizon}`);
   }
+}
+
+/** The model R's `ets(y)` selects for the task's history, with its parameters and final states. */
+export function fitAets(task: ForecastTask): EtsFit {
+  checkTask(task);
   // R keeps ts frequencies as given; a fractional period cannot index seasonal states, so round.
   const m = Math.max(1, Math.round(task.seasonLength));
-  let fit;
   try {
-    fit = selectEts(y, m).best;
+    return selectEts(task.history, m).best;
   } catch (err) {
     if (err instanceof NoModelError) throw new ModelInputError(`aets could not fit any ETS model: ${err.message}`);
     throw err;
   }
+}
+
+function forecastFit(fit: EtsFit, task: ForecastTask): ForecastOutput {
   const { mean, variance } = predictive(fit, task.horizon);
   return { mean, quantiles: finiteQuantiles(mean, variance, task.quantiles) };
+}
+
+export function autoEtsForecast(task: ForecastTask): ForecastOutput {
+  return forecastFit(fitAets(task), task);
+}
+
+/**
+ * Between refits of a backtest: the kept model (structure, smoothing parameters, innovation
+ * variance) takes in the observations since its fit, as R's `ets(y, model = fit)` keeps the
+ * parameters; only the states move. Without those observations in the history (a context window
+ * shorter than the gap) the model is fitted anew.
+ */
+export function forecastWithAets(fit: EtsFit, task: ForecastTask): ForecastOutput {
+  checkTask(task);
+  const since = task.refit?.since ?? 0;
+  if (since > task.history.length) return autoEtsForecast(task);
+  if (since === 0) return forecastFit(fit, task);
+  const recursion = { ...fit.spec, m: fit.m, ...fit.params };
+  const lastState = advanceState(fit.lastState, task.history.subarray(task.history.length - since), recursion);
+  return forecastFit({ ...fit, lastState }, task);
 }
 
 /**
@@ -55,4 +83,5 @@ function finiteQuantiles(mean: Float64Array, variance: Float64Array, levels: rea
 export const aets: LocalModel = {
   name: 'aets',
   forecast: autoEtsForecast,
+  reuse: { fit: fitAets, forecast: forecastWithAets as (fitted: unknown, task: ForecastTask) => ForecastOutput },
 };

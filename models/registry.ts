@@ -51,7 +51,7 @@ const installedFoundation =
 const ENTRIES: ModelEntry[] = [
   { name: 'naive', capabilities: local(), loadLocal: async () => (await import('./naive.ts')).naive },
   { name: 'seasonal-naive', capabilities: local(), loadLocal: async () => (await import('./naive.ts')).seasonalNaiveModel },
-  { name: 'aets', capabilities: local(), loadLocal: async () => (await import('./aets.ts')).aets },
+  { name: 'aets', capabilities: { ...local(), reusesFit: true }, loadLocal: async () => (await import('./aets.ts')).aets },
   // Numeric future covariates, caller-supplied or generated, as regressors (regression with ARIMA
   // errors): beyond the reference, which marks aarima's covariates as coming.
   { name: 'aarima', capabilities: local(['future', 'generated']), loadLocal: async () => (await import('./aarima.ts')).aarima },

@@ -66,8 +66,9 @@ export interface ForecastTask {
    * Present in a backtest with a refit policy, for a model that can keep a fit: the history the
    * parameters are fitted on (the series' window at creation date `fcd`: this task's own at a
    * refit date, an earlier one between refits, whose observations since are only taken in).
+   * `since`: how many observations this task's creation date is past `fcd` (0 at a refit date).
    */
-  readonly refit?: { readonly fcd: number; readonly history: Float64Array };
+  readonly refit?: { readonly fcd: number; readonly history: Float64Array; readonly since: number };
 }
 
 /** Conformal quantiles from `windows` rolling-origin forecasts of the history's last steps. */

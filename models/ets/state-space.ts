@@ -127,3 +127,21 @@ export function finalState(ws: Workspace, r: Recursion): Float64Array {
   }
   return out;
 }
+
+/**
+ * Takes a fitted model's states (R's layout, from `finalState`) through further observations with
+ * its parameters unchanged, and returns the states after them: what a backtest between refits
+ * does with new data.
+ */
+export function advanceState(state: Float64Array, y: Float64Array, r: Recursion): Float64Array {
+  const hasTrend = r.trend !== NONE;
+  const m = r.season === NONE ? 1 : r.m;
+  const ws = new Workspace(m);
+  if (r.season !== NONE) {
+    // The ring starts at the index of the next observation: the oldest of [s1..sm], i.e. sm.
+    const off = hasTrend ? 2 : 1;
+    for (let k = 0; k < m; k++) ws.seasons[k] = state[off + m - 1 - k];
+  }
+  runRecursion(y, r, state[0], hasTrend ? state[1] : 0, ws);
+  return finalState(ws, r);
+}

@@ -32,6 +32,7 @@ async function buildRequest(dataset: M4Name, count: number, fcds: number, refit:
       const dates = Array.from({ length: fcds }, (_, k) => s.train.length - horizon * (fcds - 1 - k));
       return { target, index, fcds: dates, naiveScale: naiveMae(s.train) };
     });
+  if (series.length === 0) throw new Error(`no M4 ${dataset} series has more than ${horizon * (fcds + 2)} training values: ask for fewer --fcds`);
   const request = ForecastRequest.parse({
     series: series.map(({ target, index, fcds: dates }) => ({ target, index, fcds: dates })),
     horizon,
