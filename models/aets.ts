@@ -11,6 +11,7 @@ import { ModelInputError, type ForecastOutput, type ForecastTask, type LocalMode
  * mean is R's forecast mean and the quantiles are Gaussian around it with the model's analytic
  * forecast variance (R's default prediction intervals), so the 10%/90% quantiles are R's 80% bounds.
  */
+
 function checkTask(task: ForecastTask): void {
   if (task.history.length === 0) throw new ModelInputError('aets needs at least one observation of history; got 0');
   if (!(Number.isInteger(task.horizon) && task.horizon >= 1)) {
