@@ -1,7 +1,8 @@
 /**
  * Conformal quantiles for any local model, as statsforecast's ConformalIntervals (its
- * "conformal distribution") compute them, with one correction: the model is refitted at rolling origins inside the
- * history (the last h steps held out, then the h before them, ...), each window's absolute errors
+ * "conformal distribution") compute them, with one correction: the model is refitted at rolling
+ * origins inside the history (the last h steps held out, then the h before them, ...), each
+ * window's absolute errors
  * at horizon steps 1..h are the conformity scores, and at each step the quantiles are those of
  * the symmetric set {mean - score, mean + score} over the windows. No distributional assumption:
  * the spread is what the model's own errors were on this series.
@@ -17,19 +18,8 @@
  * observation to train on) and at least 2 are required. More windows calibrate better, at one
  * fit each.
  */
+import { sortedQuantile, type QuantilePositions } from './empirical-quantile.ts';
 import { ModelInputError, type ForecastOutput, type ForecastTask } from './types.ts';
-
-export type ConformalPositions = 'unbiased' | 'linear';
-
-/** Quantile of sorted values, interpolated between the order statistics around its position. */
-function sortedQuantile(sorted: Float64Array, level: number, positions: ConformalPositions): number {
-  const last = sorted.length - 1;
-  const raw = positions === 'linear' ? level * last : level * (sorted.length + 1) - 1;
-  const position = Math.min(Math.max(raw, 0), last);
-  const below = Math.floor(position);
-  const above = Math.min(below + 1, sorted.length - 1);
-  return sorted[below] + (position - below) * (sorted[above] - sorted[below]);
-}
 
 /**
  * The model's mean forecast with conformal quantiles at the task's levels. `forecast` is the
@@ -39,7 +29,7 @@ export function conformalForecast(
   forecast: (task: ForecastTask) => ForecastOutput,
   task: ForecastTask,
   requestedWindows: number,
-  positions: ConformalPositions = 'unbiased',
+  positions: QuantilePositions = 'unbiased',
 ): ForecastOutput {
   const { history, horizon } = task;
   const n = history.length;

@@ -4,6 +4,7 @@ import { DEFAULT_PARAMS, fitGbdt, type GbdtParams } from './gbdt.ts';
 import { rng } from '../random.ts';
 import { predictRow, type Booster } from './trees.ts';
 import { buildSchema, centerAt, chooseCenter, fillRow, fitCategoryCodes, seriesScale, type Schema, type SeriesData } from './features.ts';
+import { sortedQuantile } from '../empirical-quantile.ts';
 
 /**
  * svc-global: the service's own global model. One gradient-boosted tree ensemble (gbdt.ts) is
@@ -97,15 +98,6 @@ function forecastRecursive(model: Booster, schema: Schema, items: { s: SeriesDat
   return out;
 }
 
-/** The q-quantile of sorted values, interpolating linearly. */
-function quantileOf(sorted: Float64Array, q: number): number {
-  if (sorted.length === 0) return 0;
-  const pos = q * (sorted.length - 1);
-  const lo = Math.floor(pos);
-  const hi = Math.min(sorted.length - 1, lo + 1);
-  return sorted[lo] + (pos - lo) * (sorted[hi] - sorted[lo]);
-}
-
 /**
  * Per horizon step and level, the scaled error quantile. Errors of neighbouring steps are pooled
  * (a window growing with the horizon); with few errors, all steps are pooled after dividing by
@@ -124,7 +116,7 @@ export function errorQuantiles(errors: Float64Array[], horizon: number, levels: 
   if (perStep * 3 < 60) {
     const all = pooledAll();
     levels.forEach((q, l) => {
-      for (let j = 0; j < horizon; j++) out[l][j] = quantileOf(all, q) * Math.sqrt(j + 1);
+      for (let j = 0; j < horizon; j++) out[l][j] = sortedQuantile(all, q) * Math.sqrt(j + 1);
     });
     return out;
   }
@@ -137,7 +129,7 @@ export function errorQuantiles(errors: Float64Array[], horizon: number, levels: 
     for (const e of errors) for (let i = from; i <= to; i++) pool[k++] = e[i];
     pool.sort();
     levels.forEach((q, l) => {
-      out[l][j] = quantileOf(pool, q);
+      out[l][j] = sortedQuantile(pool, q);
     });
   }
   return out;

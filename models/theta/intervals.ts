@@ -8,6 +8,7 @@
  * We draw more paths than the reference's 200 (steadier quantiles) from a fixed seed, so the
  * same request gives the same answer.
  */
+import { sortedQuantile } from '../empirical-quantile.ts';
 import { normalSampler, rng } from '../random.ts';
 import { oneStep, type ThetaFit } from './fit.ts';
 
@@ -58,10 +59,7 @@ export function pathQuantiles(paths: Float64Array, horizon: number, levels: read
     for (let p = 0; p < count; p++) column[p] = paths[p * horizon + j];
     column.sort();
     levels.forEach((level, k) => {
-      const position = level * (count - 1);
-      const below = Math.floor(position);
-      const above = Math.min(below + 1, count - 1);
-      out[k][j] = column[below] + (position - below) * (column[above] - column[below]);
+      out[k][j] = sortedQuantile(column, level);
     });
   }
   return out;
