@@ -2,10 +2,9 @@
  * Conformal quantiles for any local model, as statsforecast's ConformalIntervals (its
  * "conformal distribution") compute them, with one correction: the model is refitted at rolling
  * origins inside the history (the last h steps held out, then the h before them, ...), each
- * window's absolute errors
- * at horizon steps 1..h are the conformity scores, and at each step the quantiles are those of
- * the symmetric set {mean - score, mean + score} over the windows. No distributional assumption:
- * the spread is what the model's own errors were on this series.
+ * window's absolute errors at horizon steps 1..h are the conformity scores, and at each step the
+ * quantiles are those of the symmetric set {mean - score, mean + score} over the windows. No
+ * distributional assumption: the spread is what the model's own errors were on this series.
  *
  * The correction: with few windows, the reference's linear quantile (position tau (N - 1) among N
  * sorted values) under-covers: the k-th smallest of N exchangeable errors is exceeded by a new

@@ -17,7 +17,6 @@
  */
 import { existsSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
-import { parseArgs } from 'node:util';
 import { naive, seasonalNaiveModel } from '../../models/naive.ts';
 import type { LocalModel } from '../../models/types.ts';
 import { loadM4, M4_NAMES, type M4Name } from '../../datasets/m4.ts';
@@ -25,6 +24,7 @@ import { PEERS, peerLabel, runPeerReference } from './peer-reference.ts';
 import { fmt, ordinal, PEER_TARGETS, ratioRow, scoreRow, table } from './accuracy/report.ts';
 import { runGlobal, runModel, summarizePeer, type Loaded, type ModelSpec } from './accuracy/runs.ts';
 import { QUANTILE_GRID, type SeriesScore, type Summary } from './accuracy/scoring.ts';
+import { benchOptions } from './options.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Models
@@ -78,31 +78,23 @@ const USAGE = `usage: npm run bench -- accuracy [options]
   --json FILE                   also write the summaries as JSON`;
 
 export async function run(argv: string[]): Promise<void> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      options: {
-        dataset: { type: 'string', default: 'all' },
-        models: { type: 'string', default: Object.keys(MODELS).join(',') },
-        limit: { type: 'string' },
-        every: { type: 'string' },
-        'no-r': { type: 'boolean', default: false },
-        'no-statsforecast': { type: 'boolean', default: false },
-        'r-cache': { type: 'string' },
-        json: { type: 'string' },
-        conformal: { type: 'string' },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-      strict: true,
-      allowPositionals: false,
-    });
-  } catch (e) {
-    console.error(`${(e as Error).message}\n${USAGE}`);
-    process.exitCode = 2;
-    return;
-  }
-  const { values } = parsed;
+  const values = benchOptions(
+    argv,
+    {
+      dataset: { type: 'string', default: 'all' },
+      models: { type: 'string', default: Object.keys(MODELS).join(',') },
+      limit: { type: 'string' },
+      every: { type: 'string' },
+      'no-r': { type: 'boolean', default: false },
+      'no-statsforecast': { type: 'boolean', default: false },
+      'r-cache': { type: 'string' },
+      json: { type: 'string' },
+      conformal: { type: 'string' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    USAGE,
+  );
+  if (!values) return;
   if (values.help) {
     console.log(USAGE);
     return;

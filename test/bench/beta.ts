@@ -19,12 +19,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { parseArgs } from 'node:util';
 import { DuckDBInstance, DuckDBTimestampValue } from '@duckdb/node-api';
 import { buildServer } from '../../api/server.ts';
 import { loadConfig } from '../../config.ts';
 import { loadM4, type M4Series } from '../../datasets/m4.ts';
 import { smape } from './m4-scores.ts';
+import { benchOptions } from './options.ts';
 
 const USAGE = 'usage: npm run bench -- beta [--models aets,naive] [--limit N] [--replicate R] [--json FILE]';
 const KEY = 'bench-key';
@@ -155,24 +155,18 @@ const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 const ms = (x: number | undefined) => (x === undefined ? '-' : `${(x / 1000).toFixed(2)} s`);
 
 export async function run(argv: string[]): Promise<void> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: {
-        models: { type: 'string', default: 'aets' },
-        limit: { type: 'string' },
-        replicate: { type: 'string', default: '1' },
-        json: { type: 'string' },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-      strict: true,
-    }));
-  } catch (e) {
-    console.error(`${(e as Error).message}\n${USAGE}`);
-    process.exitCode = 2;
-    return;
-  }
+  const values = benchOptions(
+    argv,
+    {
+      models: { type: 'string', default: 'aets' },
+      limit: { type: 'string' },
+      replicate: { type: 'string', default: '1' },
+      json: { type: 'string' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    USAGE,
+  );
+  if (!values) return;
   if (values.help) return console.log(USAGE);
   const models = values.models
     .split(',')

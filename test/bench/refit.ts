@@ -8,13 +8,13 @@
  * whose actuals are known (mean MAE scaled by the series' in-sample naive MAE, i.e. MASE with
  * lag 1, and mean CRPS of the 19 grid quantiles), so the accuracy given up is in view.
  */
-import { parseArgs } from 'node:util';
 import { loadConfig } from '../../config.ts';
 import { loadM4, type M4Name } from '../../datasets/m4.ts';
 import { Engine } from '../../engine/engine.ts';
 import { computePredictions } from '../../engine/forecast.ts';
 import { ForecastRequest } from '../../engine/request-schema.ts';
 import { QUANTILE_GRID } from './accuracy/scoring.ts';
+import { benchOptions } from './options.ts';
 
 const USAGE = 'usage: npm run bench -- refit [--dataset weekly|hourly] [--series N] [--fcds 20] [--every 5] [--model theta] [--threads 1]';
 const FREQ = { weekly: 'W', hourly: 'H' } as const;
@@ -69,25 +69,19 @@ async function run1(engine: Engine, dataset: M4Name, count: number, fcds: number
 }
 
 export async function run(argv: string[]): Promise<void> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: {
-        dataset: { type: 'string', default: 'weekly' },
-        series: { type: 'string', default: '100' },
-        fcds: { type: 'string', default: '20' },
-        every: { type: 'string', default: '5' },
-        model: { type: 'string', default: 'theta' },
-        threads: { type: 'string', default: '1' },
-      },
-      strict: true,
-    }));
-  } catch (e) {
-    console.error(`${(e as Error).message}\n${USAGE}`);
-    process.exitCode = 2;
-    return;
-  }
+  const values = benchOptions(
+    argv,
+    {
+      dataset: { type: 'string', default: 'weekly' },
+      series: { type: 'string', default: '100' },
+      fcds: { type: 'string', default: '20' },
+      every: { type: 'string', default: '5' },
+      model: { type: 'string', default: 'theta' },
+      threads: { type: 'string', default: '1' },
+    },
+    USAGE,
+  );
+  if (!values) return;
   const [count, fcds, every, threads] = [values.series, values.fcds, values.every, values.threads].map(Number);
   if (![count, fcds, every, threads].every((n) => Number.isInteger(n) && n >= 1) || !(values.dataset in FREQ)) {
     console.error(USAGE);

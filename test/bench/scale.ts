@@ -22,7 +22,6 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { parseArgs } from 'node:util';
 import { DuckDBInstance, DuckDBTimestampValue } from '@duckdb/node-api';
 import { Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
@@ -38,6 +37,7 @@ import { Engine } from '../../engine/engine.ts';
 import { withConnection } from '../../engine/sql.ts';
 import { modelEntry } from '../../models/registry.ts';
 import { bucketConnection, freePort, startMinio } from '../store/minio.ts';
+import { benchOptions } from './options.ts';
 
 const USAGE =
   'usage: npm run bench -- scale [--series 100000] [--weeks 120] [--cutoffs 10] [--model seasonal-naive] [--workers 1[,2]] [--threads N] [--skip-in-process]';
@@ -269,27 +269,21 @@ async function inProcess(file: string, query: unknown, model: string, threads: n
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
 
 export async function run(argv: string[]): Promise<void> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: {
-        series: { type: 'string', default: '100000' },
-        weeks: { type: 'string', default: '120' },
-        cutoffs: { type: 'string', default: '10' },
-        model: { type: 'string', default: 'seasonal-naive' },
-        workers: { type: 'string', default: '1' },
-        threads: { type: 'string', default: String(os.availableParallelism()) },
-        'skip-in-process': { type: 'boolean', default: false },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-      strict: true,
-    }));
-  } catch (e) {
-    console.error(`${(e as Error).message}\n${USAGE}`);
-    process.exitCode = 2;
-    return;
-  }
+  const values = benchOptions(
+    argv,
+    {
+      series: { type: 'string', default: '100000' },
+      weeks: { type: 'string', default: '120' },
+      cutoffs: { type: 'string', default: '10' },
+      model: { type: 'string', default: 'seasonal-naive' },
+      workers: { type: 'string', default: '1' },
+      threads: { type: 'string', default: String(os.availableParallelism()) },
+      'skip-in-process': { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    USAGE,
+  );
+  if (!values) return;
   if (values.help) return console.log(USAGE);
   const series = Number(values.series);
   const weeks = Number(values.weeks);
