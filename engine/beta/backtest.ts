@@ -95,22 +95,25 @@ export function runBacktest(
   const targetCount = names.targets.length;
   // Global models learn across series and from the calendar: they need each task's series
   // (one per series and target) and the timestamps of its history and horizon.
-  const positions = model.capabilities.global ? new Map<PreparedSeries, number>() : null;
+  // Per series, once: its position and the timestamps of its steps and a horizon past its end.
+  const timelines = model.capabilities.global ? new Map<PreparedSeries, { position: number; times: Float64Array }>() : null;
+  const timeline = (s: PreparedSeries) => {
+    let entry = timelines!.get(s);
+    if (!entry) {
+      entry = { position: timelines!.size, times: Float64Array.from({ length: s.length + horizon }, (_, k) => addDuration(s.start, freq, k)) };
+      timelines!.set(s, entry);
+    }
+    return entry;
+  };
   const tasks: ForecastTask[] = planned.flatMap((p) => {
     const from = context === null ? 0 : Math.max(0, p.seen - context);
-    let times: Float64Array | undefined;
-    let position = 0;
-    if (positions) {
-      times = Float64Array.from({ length: p.seen - from + horizon }, (_, k) => addDuration(p.series.start, freq, from + k));
-      position = positions.get(p.series) ?? positions.size;
-      positions.set(p.series, position);
-    }
+    const global = timelines ? timeline(p.series) : null;
     return p.series.targets.map((values, target) => ({
       history: values.slice(from, p.seen),
       horizon,
       quantiles: levels,
       seasonLength: season,
-      ...(times && { times, seriesIndex: position * targetCount + target }),
+      ...(global && { times: global.times.subarray(from, p.seen + horizon), seriesIndex: global.position * targetCount + target }),
     }));
   });
   const batch = { model, tasks, coupled: couplesSeries(model, { crossLearning: false, covariates: false }), lane };
