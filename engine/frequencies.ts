@@ -45,3 +45,24 @@ export const DEFAULT_SEASON_LENGTH: Record<Freq, number> = {
 };
 
 export const isSubDaily = (freq: Freq): boolean => STEP[freq].kind === 'fixed';
+
+/**
+ * Every natural cycle per frequency, shortest first (the first is DEFAULT_SEASON_LENGTH): what a
+ * model of several seasonalities (mstl) is given when model_config names none. Sub-daily grids
+ * have the day and the week (the hour and the day below 5 minutes), daily data the week and the
+ * year.
+ */
+export const SEASONAL_CYCLES: Record<Freq, readonly number[]> = {
+  '10S': [360, 8640],
+  min: [60, 1440],
+  '5min': [288, 2016],
+  '10min': [144, 1008],
+  '15min': [96, 672],
+  '30min': [48, 336],
+  H: [24, 168],
+  D: [7, 365],
+  W: [52],
+  M: [12],
+  Q: [4],
+  Y: [1],
+};

@@ -1,7 +1,7 @@
 import type { ModelEntry } from '../models/registry.ts';
 import type { ConformalSettings, ContextSeries, ForecastTask, GlobalBatchOptions, TaskCovariates } from '../models/types.ts';
 import type { CovariateGenerator, GeneratedColumns } from './covariates/generator.ts';
-import { DEFAULT_SEASON_LENGTH } from './frequencies.ts';
+import { DEFAULT_SEASON_LENGTH, SEASONAL_CYCLES } from './frequencies.ts';
 import { forecastIndex } from './predictions.ts';
 import type { ForecastRequest, InputSerie } from './request-schema.ts';
 import { couplesSeries, quantileLevels, seasonLength } from './tasks.ts';
@@ -36,10 +36,22 @@ export function refitDates(fcds: readonly number[], policy: ForecastRequest['ref
   return anchors;
 }
 
-/** model_config's season_length, else the model's own default (naive: 1), else the frequency's. */
+/** model_config's season_length (the shortest of a list), else the model's own default (naive: 1), else the frequency's. */
 export function resolveSeasonLength(request: ForecastRequest, model: string): number {
   const configured = request.model_config && 'season_length' in request.model_config.config ? request.model_config.config.season_length : null;
-  return seasonLength(model, configured, DEFAULT_SEASON_LENGTH[request.freq]);
+  return seasonLength(model, Array.isArray(configured) ? Math.min(...configured) : configured, DEFAULT_SEASON_LENGTH[request.freq]);
+}
+
+/** Every seasonal period (mstl): model_config's season_length as a list, else the frequency's natural cycles. */
+export function resolveSeasonLengths(request: ForecastRequest): readonly number[] {
+  const configured = request.model_config && 'season_length' in request.model_config.config ? request.model_config.config.season_length : null;
+  if (configured === null) return SEASONAL_CYCLES[request.freq];
+  return Array.isArray(configured) ? configured : [configured];
+}
+
+/** What a local model reads from model_config beyond its season: mstl's trend model. */
+function localModelOptions(request: ForecastRequest): Pick<ForecastTask, 'mstl'> {
+  return request.model_config?.model === 'mstl' ? { mstl: { trendModel: request.model_config.config.trend_model } } : {};
 }
 
 /** Conformal quantile settings from model_config, when the caller asked for them. */
@@ -48,10 +60,18 @@ export function conformalSettings(request: ForecastRequest): ConformalSettings |
   return config && 'intervals' in config && config.intervals === 'conformal' ? { windows: config.conformal_windows } : undefined;
 }
 
-/** What a global model reads from model_config: Chronos-2's is_global. */
+/** What a global model reads from model_config: Chronos-2's is_global, the ensemble's settings. */
 export function globalBatchOptions(request: ForecastRequest): GlobalBatchOptions {
   const config = request.model_config?.config;
-  return { crossLearning: config !== undefined && 'is_global' in config && config.is_global };
+  const ensemble =
+    request.model_config?.model === 'ensemble'
+      ? {
+          members: request.model_config.config.members,
+          combination: request.model_config.config.combination,
+          windows: request.model_config.config.conformal_windows,
+        }
+      : undefined;
+  return { crossLearning: config !== undefined && 'is_global' in config && config.is_global, ...(ensemble && { ensemble }) };
 }
 
 const hasCovariates = (s: InputSerie) =>
@@ -121,6 +141,8 @@ export function planForecasts(
 ): PlannedForecast[] {
   const quantiles = quantileLevels(request.quantiles);
   const season = resolveSeasonLength(request, model.name);
+  const seasonLengths = model.capabilities.multipleSeasons ? resolveSeasonLengths(request) : undefined;
+  const options = localModelOptions(request);
   const conformal = conformalSettings(request);
   const reusesFit = model.capabilities.reusesFit === true && request.refit !== 'every';
   // Only global models and generated covariates read timestamps; parsing every index entry is
@@ -146,6 +168,8 @@ export function planForecasts(
         horizon: request.horizon,
         quantiles,
         seasonLength: season,
+        ...(seasonLengths && { seasonLengths }),
+        ...options,
         seriesIndex,
         freq: request.freq,
         ...(conformal && { conformal }),

@@ -3,6 +3,9 @@ import { Covariate } from './covariates/registry.ts';
 import { FREQUENCIES } from './frequencies.ts';
 import { bulkArray } from './bulk-array.ts';
 import { instantMillis } from './time-index.ts';
+import { COMBINATIONS } from '../models/ensemble/combine.ts';
+import { DEFAULT_ENSEMBLE } from '../models/ensemble.ts';
+import { ENSEMBLE_MEMBERS } from '../models/registry.ts';
 
 /**
  * The forecast request of the API reference (sections 2.1-2.4), as zod schemas. These schemas
@@ -58,25 +61,68 @@ const SeasonLength = z.int().min(1).nullable();
  * A local model's settings: its season, and where its quantiles come from (beyond the
  * reference: conformal quantiles from rolling-origin windows of the history, models/conformal.ts).
  */
+const intervalSettings = {
+  intervals: z.enum(['model', 'conformal']).default('model').meta({
+    description:
+      "Where the quantiles come from: the model's own predictive distribution, or `conformal`: the model is refitted at `conformal_windows` rolling origins inside each history and its errors there give the quantiles (statsforecast's ConformalIntervals). Costs one fit per window.",
+  }),
+  conformal_windows: z.int().min(2).max(100).default(5).meta({
+    description: 'Rolling-origin windows for conformal quantiles; a short history uses as many as fit, at least 2 (2 x horizon + 1 observations).',
+  }),
+};
+
 const localModelConfig = <Name extends string>(model: Name, seasonDefault: number | null) =>
   z.strictObject({
     model: z.literal(model),
-    config: z.strictObject({
-      season_length: SeasonLength.default(seasonDefault),
-      intervals: z.enum(['model', 'conformal']).default('model').meta({
-        description:
-          "Where the quantiles come from: the model's own predictive distribution, or `conformal`: the model is refitted at `conformal_windows` rolling origins inside each history and its errors there give the quantiles (statsforecast's ConformalIntervals). Costs one fit per window.",
-      }),
-      conformal_windows: z.int().min(2).max(100).default(5).meta({
-        description: 'Rolling-origin windows for conformal quantiles; a short history uses as many as fit, at least 2 (2 x horizon + 1 observations).',
-      }),
-    }),
+    config: z.strictObject({ season_length: SeasonLength.default(seasonDefault), ...intervalSettings }),
   });
+
+/** mstl: several seasonal periods, and the model of the deseasonalised series. */
+const mstlConfig = z.strictObject({
+  model: z.literal('mstl'),
+  config: z.strictObject({
+    season_length: z
+      .union([z.int().min(1), z.array(z.int().min(1)).min(1).max(10)])
+      .nullable()
+      .default(null)
+      .meta({
+        description:
+          "One seasonal period or a list of them (hourly data: [24, 168]). Default: the frequency's natural cycles (10S: 360, 8640; min: 60, 1440; 5min: 288, 2016; 10min: 144, 1008; 15min: 96, 672; 30min: 48, 336; H: 24, 168; D: 7, 365; W: 52; M: 12; Q: 4). A period that does not fit twice in a history is left out for it.",
+      }),
+    trend_model: z.enum(['aets', 'aarima']).default('aets').meta({
+      description: 'The non-seasonal model forecasting the deseasonalised series (trend + remainder).',
+    }),
+    ...intervalSettings,
+  }),
+});
+
+/** The ensemble's settings (models/ensemble.ts); defaults are the measured winner. */
+const ensembleConfig = z.strictObject({
+  model: z.literal('ensemble'),
+  config: z.strictObject({
+    season_length: SeasonLength.default(null),
+    members: z
+      .array(z.enum(ENSEMBLE_MEMBERS))
+      .min(2)
+      .refine((m) => new Set(m).size === m.length, 'members must be distinct')
+      .default([...DEFAULT_ENSEMBLE.members] as (typeof ENSEMBLE_MEMBERS)[number][])
+      .meta({ description: 'The models combined: statistical models and svc-global.' }),
+    combination: z.enum(COMBINATIONS).default(DEFAULT_ENSEMBLE.combination).meta({
+      description:
+        "`weighted`: each member weighted by the inverse of its mean absolute error in the validation windows of the series' own history; `mean`: equal weights; `median`: the members' median at each step.",
+    }),
+    conformal_windows: z.int().min(2).max(100).default(DEFAULT_ENSEMBLE.windows).meta({
+      description:
+        "Rolling-origin validation windows inside each history: the members' errors there weigh them, the combination's give its conformal quantiles. A history too short for two windows (2 x horizon + 1 observations) gets equal weights and the mean of the members' own quantiles.",
+    }),
+  }),
+});
 
 export const ModelConfig = z
   .discriminatedUnion('model', [
     localModelConfig('aarima', null),
     localModelConfig('aets', null),
+    ensembleConfig,
     z.strictObject({
       model: z.literal('chronos-2'),
       config: z.strictObject({
@@ -86,6 +132,7 @@ export const ModelConfig = z
         }),
       }),
     }),
+    mstlConfig,
     localModelConfig('naive', 1),
     localModelConfig('seasonal-naive', null),
     localModelConfig('theta', null),

@@ -38,21 +38,35 @@ export function conformalForecast(
       `conformal quantiles over ${horizon}-step windows need at least ${2 * horizon + 1} observations of history (two windows and one to train on); got ${n}`,
     );
   }
-  // Per horizon step, the symmetric offsets -score and +score of every window.
-  const offsets = Array.from({ length: horizon }, () => new Float64Array(2 * windows));
+  // Per horizon step, every window's absolute error.
+  const scores = Array.from({ length: horizon }, () => new Float64Array(windows));
   for (let w = 0; w < windows; w++) {
     const cut = n - (windows - w) * horizon;
     // Windows are always refitted: a kept fit may have seen data past a window's cut.
     const { mean } = forecast({ ...task, history: history.subarray(0, cut), quantiles: [], conformal: undefined, refit: undefined });
-    for (let j = 0; j < horizon; j++) {
-      const score = Math.abs(mean[j] - history[cut + j]);
-      offsets[j][w] = -score;
-      offsets[j][windows + w] = score;
-    }
+    for (let j = 0; j < horizon; j++) scores[j][w] = Math.abs(mean[j] - history[cut + j]);
   }
-  for (const o of offsets) o.sort();
-
   const { mean } = forecast({ ...task, quantiles: [], conformal: undefined });
-  const quantiles = task.quantiles.map((level) => mean.map((m, j) => m + sortedQuantile(offsets[j], level, positions)));
-  return { mean, quantiles };
+  return { mean, quantiles: conformalQuantiles(mean, scores, task.quantiles, positions) };
+}
+
+/**
+ * Quantiles at `levels` around a mean forecast from conformity scores: per horizon step, the
+ * absolute errors of the rolling-origin windows, read as the symmetric set {-score, +score}.
+ */
+export function conformalQuantiles(
+  mean: Float64Array,
+  scores: readonly Float64Array[],
+  levels: readonly number[],
+  positions: QuantilePositions = 'unbiased',
+): Float64Array[] {
+  const offsets = scores.map((s) => {
+    const both = new Float64Array(2 * s.length);
+    s.forEach((score, w) => {
+      both[w] = -score;
+      both[s.length + w] = score;
+    });
+    return both.sort();
+  });
+  return levels.map((level) => mean.map((m, j) => m + sortedQuantile(offsets[j], level, positions)));
 }

@@ -57,6 +57,16 @@ const ENTRIES: ModelEntry[] = [
   { name: 'aarima', capabilities: local(['future', 'generated']), loadLocal: async () => (await import('./aarima.ts')).aarima },
   // Beyond the API reference's list (issue 12): automatic Theta, statsforecast's AutoTheta.
   { name: 'theta', capabilities: { ...local(), reusesFit: true }, loadLocal: async () => (await import('./theta.ts')).theta },
+  // Beyond the API reference's list (issue 12): several seasonalities, statsforecast's MSTL.
+  { name: 'mstl', capabilities: { ...local(), multipleSeasons: true }, loadLocal: async () => (await import('./mstl.ts')).mstl },
+  {
+    // Beyond the API reference's list (issue 12): a validated combination of the statistical
+    // models and svc-global. Numeric covariates reach the members that take them (svc-global all
+    // kinds, aarima future ones); strings are refused, as aarima cannot take them.
+    name: 'ensemble',
+    capabilities: { covariates: ['historical', 'future', 'static', 'generated'], maxContext: null, needsWeights: false, global: true, multipleSeasons: true },
+    loadGlobal: async (settings) => (await import('./ensemble.ts')).createEnsemble((name) => loadMember(name, settings)),
+  },
   {
     // Every covariate kind: the reference's "all kinds" row, and generated covariates (issue 5).
     name: 'svc-global',
@@ -104,6 +114,21 @@ const ENTRIES: ModelEntry[] = [
     unavailableReason: 'it belongs to the earlier model list and is not served by this version',
   })),
 ];
+
+/** Models an ensemble may combine: those that need no exported weights. */
+export const ENSEMBLE_MEMBERS = ['naive', 'seasonal-naive', 'aets', 'aarima', 'theta', 'mstl', 'svc-global'] as const;
+
+export async function loadMember(name: string, settings: ModelSettings): Promise<LocalModel | GlobalModel> {
+  const entry = (ENSEMBLE_MEMBERS as readonly string[]).includes(name) ? BY_NAME.get(name) : undefined;
+  if (name === 'naive') {
+    // The ensemble's season length is for its seasonal members; naive stays the last value (engine/tasks.ts seasonLength).
+    const { naive } = await import('./naive.ts');
+    return { name, forecast: (task) => naive.forecast({ ...task, seasonLength: 1 }) };
+  }
+  if (entry?.loadLocal) return entry.loadLocal();
+  if (entry?.loadGlobal) return entry.loadGlobal(settings);
+  throw new Error(`${name} cannot be an ensemble member (members: ${ENSEMBLE_MEMBERS.join(', ')})`);
+}
 
 export const MODEL_NAMES = ENTRIES.map((e) => e.name) as [string, ...string[]];
 

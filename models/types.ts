@@ -17,6 +17,8 @@ export interface ModelCapabilities {
   readonly needsWeights: boolean;
   /** True when the model learns across the series of a request. */
   readonly global: boolean;
+  /** True when the model takes several seasonal periods (ForecastTask.seasonLengths). */
+  readonly multipleSeasons?: boolean;
   /** True when the model can keep its fitted parameters between backtest dates (LocalModel.reuse). */
   readonly reusesFit?: boolean;
   /**
@@ -52,6 +54,13 @@ export interface ForecastTask {
   readonly quantiles: readonly number[];
   /** Resolved seasonal period (>= 1): from model_config or the frequency's default. */
   readonly seasonLength: number;
+  /**
+   * Every seasonal period of the data, for models of several seasonalities (mstl): the caller's
+   * list, else the frequency's natural cycles (hourly: 24 and 168). Absent: [seasonLength].
+   */
+  readonly seasonLengths?: readonly number[];
+  /** mstl's model for the deseasonalised series (model_config trend_model; default aets). */
+  readonly mstl?: { readonly trendModel: 'aets' | 'aarima' };
   /** Position of the task's series in the request: tasks of one series share it. */
   readonly seriesIndex?: number;
   /** Epoch milliseconds (UTC wall clock of the index) of the history then the horizon steps. */
@@ -122,6 +131,19 @@ export interface FitReuse<Fitted> {
 export interface GlobalBatchOptions {
   /** Chronos-2's `is_global`: the series of a request are forecast jointly (cross-learning). */
   readonly crossLearning?: boolean;
+  /** The ensemble's members, combination and validation windows. */
+  readonly ensemble?: EnsembleSettings;
+}
+
+/** How an ensemble combines its members (models/ensemble/combine.ts). */
+export type Combination = 'mean' | 'median' | 'weighted';
+
+export interface EnsembleSettings {
+  /** Member model names (local statistical models and svc-global). */
+  readonly members: readonly string[];
+  readonly combination: Combination;
+  /** Rolling-origin windows for the weights and the conformal quantiles. */
+  readonly windows: number;
 }
 
 /**

@@ -6,7 +6,7 @@ import { computeMetrics } from '../metrics.ts';
 import type { Metrics } from '../response-schema.ts';
 import { couplesSeries, quantileLevels, runTasks, seasonLength, type TaskBatch } from '../tasks.ts';
 import { resolveCutoffs, type DataSpan } from './cutoffs.ts';
-import { addDuration, duration, isoTimestamp, seasonLengthFor, stepsBetween, wholeSteps, type Duration } from './duration.ts';
+import { addDuration, duration, isoTimestamp, seasonLengthFor, seasonLengthsFor, stepsBetween, wholeSteps, type Duration } from './duration.ts';
 import type { PreparedSeries } from './prepare.ts';
 import type { BetaQuery } from './query-fields.ts';
 
@@ -24,6 +24,8 @@ export interface BacktestSettings {
   context: number | null;
   levels: readonly number[];
   season: number;
+  /** Every seasonal period, for a model that takes several (mstl). */
+  seasonLengths?: readonly number[];
 }
 
 export function backtestSettings(query: BetaQuery, model: ModelEntry, freq: Duration): BacktestSettings {
@@ -33,6 +35,7 @@ export function backtestSettings(query: BetaQuery, model: ModelEntry, freq: Dura
     context: query.context ? wholeSteps(duration(query.context), freq)! : null,
     levels: quantileLevels(query.quantiles),
     season: seasonLength(model.name, null, seasonLengthFor(freq)),
+    ...(model.capabilities.multipleSeasons && { seasonLengths: seasonLengthsFor(freq) }),
   };
 }
 
@@ -91,7 +94,7 @@ export function runBacktest(
   names: { identifiers: readonly string[]; targets: readonly string[] },
   lane: TaskBatch['lane'],
 ): Promise<ForecastOutput[]> {
-  const { horizon, context, levels, season, freq } = settings;
+  const { horizon, context, levels, season, seasonLengths, freq } = settings;
   const targetCount = names.targets.length;
   // Global models learn across series and from the calendar: they need each task's series
   // (one per series and target) and the timestamps of its history and horizon.
@@ -113,6 +116,7 @@ export function runBacktest(
       horizon,
       quantiles: levels,
       seasonLength: season,
+      ...(seasonLengths && { seasonLengths }),
       ...(global && { times: global.times.subarray(from, p.seen + horizon), seriesIndex: global.position * targetCount + target }),
     }));
   });

@@ -144,6 +144,19 @@ export function seasonLengthFor(freq: Duration): number {
   return 1;
 }
 
+/**
+ * Every seasonal period for a model of several seasonalities (mstl): the first two natural cycles
+ * holding a whole number (at least 2) of steps, by seasonLengthFor's cycles and the week after
+ * them: 1h -> 24, 168; 15min -> 96, 672; 1d -> 7, 364; calendar steps -> the year alone.
+ */
+export function seasonLengthsFor(freq: Duration): number[] {
+  const first = seasonLengthFor(freq);
+  if (freq.kind === 'months' || first === 1) return [first];
+  const cycles = freq.ms < 5 * MINUTE ? [HOUR, DAY, WEEK] : [DAY, WEEK, 52 * WEEK];
+  const whole = cycles.map((cycle) => cycle / freq.ms).filter((s) => Number.isInteger(s) && s >= 2);
+  return whole.slice(0, 2);
+}
+
 /** An instant as the response writes it: ISO 8601 in UTC, to the second (`2024-01-31T00:00:00Z`). */
 export function isoTimestamp(ms: number): string {
   const iso = new Date(ms).toISOString();

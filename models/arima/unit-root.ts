@@ -3,7 +3,7 @@
  * Schmidt & Shin 1992) at the 5% level, D from the STL seasonal strength (Wang, Smith &
  * Hyndman 2006) against 0.64, the defaults of forecast::ndiffs / nsdiffs.
  */
-import { stl } from './stl.ts';
+import { stl } from '../stl.ts';
 
 /**
  * R's is.constant: all.equal(x, rep(x[1], n)), i.e. the mean absolute difference to x[1] over
@@ -97,7 +97,7 @@ export function ndiffs(x: ArrayLike<number>, maxD = 2): number {
 
 /** Strength of seasonality 1 - var(remainder) / var(remainder + seasonal), clipped to [0, 1]. */
 export function seasonalStrength(x: ArrayLike<number>, m: number): number {
-  const { seasonal, remainder } = stl(x, m, 11);
+  const { seasonal, remainder } = stl(x, m, { seasonalWindow: 11, defaults: 'r' });
   const n = x.length;
   const variance = (v: (i: number) => number) => {
     let mean = 0;

@@ -2,7 +2,7 @@
  * Accuracy benchmark on M4 Hourly and Weekly (datasets/): each model is fitted on every
  * series' train part, forecasts the M4 horizon, and is scored against the test part.
  *
- *   npm run bench -- accuracy [--dataset hourly|weekly|all] [--models naive,seasonal-naive,aets,aarima,theta,svc-global]
+ *   npm run bench -- accuracy [--dataset hourly|weekly|all] [--models naive,seasonal-naive,aets,aarima,theta,ces,mstl,svc-global,ensemble]
  *                             [--limit N] [--every K] [--no-r] [--no-statsforecast] [--r-cache DIR] [--json FILE]
  *
  * Scores per dataset and model: mean sMAPE (%) and mean MASE (M4 definitions, test/bench/m4-scores.ts),
@@ -18,8 +18,9 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { naive, seasonalNaiveModel } from '../../models/naive.ts';
-import type { LocalModel } from '../../models/types.ts';
-import { loadM4, M4_NAMES, type M4Name } from '../../datasets/m4.ts';
+import { modelEntry } from '../../models/registry.ts';
+import type { GlobalModel, LocalModel } from '../../models/types.ts';
+import { loadM4, M4_NAMES, type M4Name, type M4Series } from '../../datasets/m4.ts';
 import { PEERS, peerLabel, runPeerReference } from './peer-reference.ts';
 import { fmt, ordinal, PEER_TARGETS, ratioRow, scoreRow, table } from './accuracy/report.ts';
 import { runGlobal, runModel, summarizePeer, type Loaded, type ModelSpec } from './accuracy/runs.ts';
@@ -46,6 +47,16 @@ async function loadOptional(file: string, exportName: string): Promise<Loaded> {
   }
 }
 
+/** The seasonal periods of an M4 set for models of several: hourly, the day and the week. */
+const m4Cycles = (s: M4Series): number[] => (s.seasonLength === 24 ? [24, 168] : [s.seasonLength]);
+
+/** A model as the service loads it (the registry), for the models that are global. */
+async function loadModel(name: string): Promise<GlobalModel> {
+  const entry = modelEntry(name);
+  if (!entry?.loadGlobal) throw new Error(`${name} is not a global model`);
+  return entry.loadGlobal({ modelsDir: '', onnxThreads: 1 });
+}
+
 const MODELS: Record<string, ModelSpec> = {
   naive: { seasonLength: () => 1, load: async () => ({ model: naive }) },
   'seasonal-naive': { seasonLength: (s) => s.seasonLength, load: async () => ({ model: seasonalNaiveModel }) },
@@ -56,8 +67,13 @@ const MODELS: Record<string, ModelSpec> = {
     peers: { R: 'auto.arima', statsforecast: 'AutoARIMA' },
   },
   theta: { seasonLength: (s) => s.seasonLength, load: () => loadOptional('theta.ts', 'theta'), peers: { statsforecast: 'AutoTheta' } },
+  ces: { seasonLength: (s) => s.seasonLength, load: () => loadOptional('ces.ts', 'ces'), peers: { statsforecast: 'AutoCES' } },
+  // Hourly: the day and the week, as the service's default for H and the peer's run.
+  mstl: { seasonLength: (s) => s.seasonLength, seasonLengths: m4Cycles, load: () => loadOptional('mstl.ts', 'mstl'), peers: { statsforecast: 'MSTL' } },
   // The global model: one fit across all series of the set (runGlobal).
   'svc-global': { seasonLength: (s) => s.seasonLength, load: async () => ({ global: (await import('../../models/svc-global/index.ts')).svcGlobal }) },
+  // The ensemble with its defaults: also a global model (svc-global is a member).
+  ensemble: { seasonLength: (s) => s.seasonLength, seasonLengths: m4Cycles, load: async () => ({ global: await loadModel('ensemble') }) },
 };
 
 /** svc-global's targets: MASE at or below aets's, and a whole M4 set fitted and forecast in this many seconds. */

@@ -1,7 +1,7 @@
 /**
  * Reference forecasts from the peers the accuracy benchmark compares with, each fitted in one
  * process of its own over all series: R's forecast package (ets() and auto.arima(), default
- * arguments; test/bench/peers/accuracy.R) and statsforecast (AutoETS, AutoARIMA, AutoTheta;
+ * arguments; test/bench/peers/accuracy.R) and statsforecast (AutoETS, AutoARIMA, AutoTheta, AutoCES, MSTL;
  * test/bench/peers/statsforecast-accuracy.py, in a virtual environment the benchmark installs).
  * Both speak one line protocol, described in the R script.
  */
@@ -50,7 +50,7 @@ export const R_PEER: Peer = {
 
 export const STATSFORECAST_PEER: Peer = {
   name: 'statsforecast',
-  methods: ['AutoETS', 'AutoARIMA', 'AutoTheta'],
+  methods: ['AutoETS', 'AutoARIMA', 'AutoTheta', 'AutoCES', 'MSTL'],
   script: new URL('./peers/statsforecast-accuracy.py', import.meta.url).pathname,
   locate: () => {
     // Installs it into its own cached virtual environment on first use (a benchmark tool only).

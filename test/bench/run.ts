@@ -4,7 +4,8 @@
  * Each benchmark is a module beside this file exporting `run(args: string[]): Promise<void>`;
  * it parses its own options (`--help` for its usage). Adding one is one line in BENCHMARKS:
  *
- *   backtest: ['what it measures', () => import('./backtest.ts')],
+ *   ensemble: ['M4 Hourly/Weekly: the ensemble\'s members and every combination of them, from one run of the members', () => import('./ensemble.ts')],
+  backtest: ['what it measures', () => import('./backtest.ts')],
  */
 
 interface BenchmarkModule {
@@ -13,6 +14,7 @@ interface BenchmarkModule {
 
 const BENCHMARKS: Record<string, readonly [summary: string, load: () => Promise<BenchmarkModule>]> = {
   accuracy: ['M4 Hourly/Weekly: sMAPE, MASE, CRPS, time per series; R ets/auto.arima reference', () => import('./accuracy.ts')],
+  ensemble: ["M4 Hourly/Weekly: the ensemble's members and every combination of them, from one run of the members", () => import('./ensemble.ts')],
   backtest: [
     '414 M4 Hourly series x 10 forecast creation dates (aets) through Temporal vs the engine directly: throughput and overhead',
     () => import('./backtest.ts'),

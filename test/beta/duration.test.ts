@@ -8,6 +8,7 @@ import {
   isoTimestamp,
   parseDuration,
   seasonLengthFor,
+  seasonLengthsFor,
   stepsBetween,
   wholeSteps,
 } from '../../engine/beta/duration.ts';
@@ -77,5 +78,10 @@ describe('the frequency grid', () => {
       24, 96, 60, 360, 7, 52, 52, 26,
     ]);
     expect([season('1mo'), season('1q'), season('6mo'), season('1y'), season('5h')]).toEqual([12, 4, 2, 1, 1]);
+  });
+
+  test('every season length (mstl): the first two natural cycles holding whole numbers of steps', () => {
+    const seasons = (text: string) => seasonLengthsFor(duration(text));
+    expect(['1h', '15min', '1min', '1d', '1w', '1mo', '5h'].map(seasons)).toEqual([[24, 168], [96, 672], [60, 1440], [7, 364], [52], [12], [1]]);
   });
 });

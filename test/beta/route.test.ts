@@ -241,3 +241,45 @@ describe('global models on the beta endpoint', () => {
     });
   });
 });
+
+describe('models of several seasonalities and combinations on the beta endpoint', () => {
+  // Three weeks of hourly data with a daily and a weekly cycle.
+  const hourly = `SELECT TIMESTAMP '2024-01-01 00:00:00' + INTERVAL (h) HOUR AS ts,
+      100 + 10 * sin(2 * pi() * h / 24) + 8 * cos(2 * pi() * h / 168) + (h * 7919) % 5 AS y FROM range(504) r(h)`;
+  const query = (extra: Record<string, unknown> = {}) => ({
+    input: { source: { uri: 'inline://load' }, columns: { ts: { kind: 'time', frequency: '1h' }, y: { kind: 'target', aggregate: 'sum' } } },
+    prediction_length: '24h',
+    quantiles: [0.1, 0.9],
+    ...extra,
+  });
+
+  test('mstl gets the day and the week of a 1h frequency, as the stable endpoint gives them for H', async () => {
+    const file = await writeParquet(path.join(dir, 'load.parquet'), hourly);
+    const res = await postBeta(app, [queryPart(query()), filePart('load', file)], 'mstl');
+    expect(res.statusCode).toBe(200);
+    const { data } = BetaResponse.parse(res.json());
+    const index = Array.from({ length: 504 }, (_, h) => new Date(Date.UTC(2024, 0, 1) + h * 3_600_000).toISOString().slice(0, 19));
+    const target = index.map((_, h) => 100 + 10 * Math.sin((2 * Math.PI * h) / 24) + 8 * Math.cos((2 * Math.PI * h) / 168) + ((h * 7919) % 5));
+    const stable = await app.inject({
+      method: 'POST',
+      url: '/forecast?model=mstl',
+      headers: AUTH,
+      payload: { series: [{ target, index }], horizon: 24, freq: 'H', quantiles: [0.1, 0.9] },
+    });
+    const expected = stable.json().series[0][0].prediction.mean as number[];
+    data.targets.y.quantiles.mean.forEach((m, j) => expect(m).toBeCloseTo(expected[j], 9));
+  });
+
+  test('ensemble forecasts an upload with its default members and conformal quantiles', async () => {
+    const file = await writeParquet(path.join(dir, 'load2.parquet'), hourly);
+    const res = await postBeta(app, [queryPart(query()), filePart('load', file)], 'ensemble');
+    expect(res.statusCode).toBe(200);
+    const { data } = BetaResponse.parse(res.json());
+    const { mean, '0.1': low, '0.9': high } = data.targets.y.quantiles as Record<string, number[]>;
+    expect(mean).toHaveLength(24);
+    mean.forEach((m, j) => {
+      expect(low[j]).toBeLessThanOrEqual(m);
+      expect(high[j]).toBeGreaterThanOrEqual(m);
+    });
+  });
+});

@@ -11,6 +11,8 @@ export type Loaded = { readonly model: LocalModel } | { readonly global: GlobalM
 export interface ModelSpec {
   /** Season length handed to the model for a series. */
   readonly seasonLength: (s: M4Series) => number;
+  /** Every seasonal period, for a model that takes several (mstl). */
+  readonly seasonLengths?: (s: M4Series) => number[];
   readonly load: () => Promise<Loaded>;
   /** Each peer's method this model is measured against, by peer name ("R", "statsforecast"). */
   readonly peers?: Readonly<Record<string, string>>;
@@ -42,7 +44,13 @@ export function runModel(
   const tick = progress(label);
   for (let i = 0; i < series.length; i++) {
     const s = series[i];
-    const task: ForecastTask = { history: s.train, horizon: s.horizon, quantiles: QUANTILE_GRID, seasonLength: spec.seasonLength(s) };
+    const task: ForecastTask = {
+      history: s.train,
+      horizon: s.horizon,
+      quantiles: QUANTILE_GRID,
+      seasonLength: spec.seasonLength(s),
+      ...(spec.seasonLengths && { seasonLengths: spec.seasonLengths(s) }),
+    };
     let out: ForecastOutput | undefined;
     let error: string | null = null;
     const c0 = process.cpuUsage();
@@ -69,6 +77,24 @@ export function runModel(
 }
 
 /**
+ * The tasks of a global model's run: M4 series share no calendar (the file's `ds` is synthetic),
+ * so every series gets an index ending at the same instant.
+ */
+export function globalTasks(series: readonly M4Series[], spec: Pick<ModelSpec, 'seasonLength' | 'seasonLengths'>): ForecastTask[] {
+  const end = Date.UTC(2020, 0, 6);
+  const stepMs = series[0].seasonLength === 24 ? 3_600_000 : 7 * 86_400_000;
+  return series.map((s, i) => ({
+    history: s.train,
+    horizon: s.horizon,
+    quantiles: QUANTILE_GRID,
+    seasonLength: spec.seasonLength(s),
+    ...(spec.seasonLengths && { seasonLengths: spec.seasonLengths(s) }),
+    seriesIndex: i,
+    times: Float64Array.from({ length: s.train.length + s.horizon }, (_, k) => end - (s.train.length - 1 - k) * stepMs),
+  }));
+}
+
+/**
  * A global model fits all series at once: one call, whose wall and CPU time are shared out
  * evenly per series. M4 series share no calendar (the file's `ds` is synthetic), so every series
  * gets an index ending at the same instant: the model may learn from every series' whole history,
@@ -81,16 +107,7 @@ export async function runGlobal(
   series: readonly M4Series[],
   fallback: Map<string, SeriesScore>,
 ): Promise<Summary & { seconds: number; cpuSeconds: number }> {
-  const end = Date.UTC(2020, 0, 6);
-  const stepMs = series[0].seasonLength === 24 ? 3_600_000 : 7 * 86_400_000;
-  const tasks: ForecastTask[] = series.map((s, i) => ({
-    history: s.train,
-    horizon: s.horizon,
-    quantiles: QUANTILE_GRID,
-    seasonLength: spec.seasonLength(s),
-    seriesIndex: i,
-    times: Float64Array.from({ length: s.train.length + s.horizon }, (_, k) => end - (s.train.length - 1 - k) * stepMs),
-  }));
+  const tasks = globalTasks(series, spec);
   process.stderr.write(`[${label}] fitting one model on ${series.length} series...\n`);
   const c0 = process.cpuUsage();
   const t0 = process.hrtime.bigint();

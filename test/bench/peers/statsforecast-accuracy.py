@@ -1,9 +1,10 @@
-# Reference fits for test/bench/accuracy.ts: statsforecast's AutoETS, AutoARIMA and AutoTheta with
-# default arguments (season_length = the series' frequency) on each series, in one process.
+# Reference fits for test/bench/accuracy.ts: statsforecast's AutoETS, AutoARIMA, AutoTheta, AutoCES
+# and MSTL with default arguments (season_length = the series' frequency; MSTL on hourly data: 24
+# and 168, the day and the week) on each series, in one process.
 #
 # Usage: python statsforecast-accuracy.py <input> <output> <quantile levels, comma-separated> <label> [methods]
 #
-# methods: comma-separated subset of AutoETS,AutoARIMA,AutoTheta (default all).
+# methods: comma-separated subset of AutoETS,AutoARIMA,AutoTheta,AutoCES,MSTL (default all).
 #
 # The same protocol as accuracy.R (input: id,frequency,horizon,y1,...,yn a line; output:
 # tab-separated "id method field value" lines: time, cpu, then error or mean and q<tau>).
@@ -16,9 +17,15 @@ import time
 import warnings
 
 import numpy as np
-from statsforecast.models import AutoARIMA, AutoETS, AutoTheta
+from statsforecast.models import MSTL, AutoARIMA, AutoCES, AutoETS, AutoTheta
 
-METHODS = {"AutoETS": AutoETS, "AutoARIMA": AutoARIMA, "AutoTheta": AutoTheta}
+METHODS = {
+    "AutoETS": lambda m: AutoETS(season_length=m),
+    "AutoARIMA": lambda m: AutoARIMA(season_length=m),
+    "AutoTheta": lambda m: AutoTheta(season_length=m),
+    "AutoCES": lambda m: AutoCES(season_length=m),
+    "MSTL": lambda m: MSTL(season_length=[m, 7 * m] if m == 24 else m),
+}
 
 
 def fmt(xs):
@@ -42,8 +49,8 @@ def main():
     warnings.simplefilter("ignore")
 
     warm = np.sin(np.arange(60) / 3.0) + np.arange(60) / 10.0 + 5
-    for cls in methods.values():
-        cls(season_length=4).forecast(y=warm, h=4, level=levels)
+    for make in methods.values():
+        make(4).forecast(y=warm, h=4, level=levels)
 
     with open(input_path) as f:
         lines = [line.rstrip("\n") for line in f if line.strip()]
@@ -54,10 +61,10 @@ def main():
             sid, m, h = parts[0], int(float(parts[1])), int(parts[2])
             y = np.array([float(v) for v in parts[3:]], dtype=np.float64)
             notes = []
-            for name, cls in methods.items():
+            for name, make in methods.items():
                 t0, c0 = time.perf_counter(), time.process_time()
                 try:
-                    fc = cls(season_length=m).forecast(y=y, h=h, level=levels)
+                    fc = make(m).forecast(y=y, h=h, level=levels)
                     error = None
                 except Exception as e:  # a failed fit is reported, not fatal
                     error = " ".join(f"{type(e).__name__}: {e}".split())

@@ -1,8 +1,9 @@
 /**
  * STL seasonal-trend decomposition by loess (Cleveland, Cleveland, McRae & Terpenning 1990,
- * J. Official Statistics 6(1)), non-robust, as stats::stl runs it: inner loop of 2 passes, no
- * robustness iterations. Used only for the seasonal strength that picks the number of seasonal
- * differences, so it mirrors R's defaults for that call (s.window = 11, s.degree = 0).
+ * J. Official Statistics 6(1)), non-robust: no robustness iterations.
+ * Two callers, two sets of defaults: R's stl(x, s.window) for aarima's seasonal strength test
+ * (smoothers evaluated every ceiling(window / 10) points, 2 inner passes), and statsmodels' STL for mstl, as
+ * statsforecast runs it (every point; a low-pass window of the next odd number above the period; 5 inner passes).
  *
  * Indices are 1-based inside the smoothers (positions enter the tricube weights and the local
  * regression), with arrays padded by one slot.
@@ -167,15 +168,26 @@ export interface StlResult {
   readonly remainder: Float64Array;
 }
 
-/** STL with R's stl(x, s.window) defaults for everything else. Needs n > 2 * period. */
-export function stl(x: ArrayLike<number>, period: number, sWindow: number): StlResult {
+export interface StlOptions {
+  /** Seasonal smoothing window (odd, at least 3 after rounding up). */
+  readonly seasonalWindow: number;
+  /** Whose defaults fill the other windows and the jumps: R's stats::stl or statsmodels' STL. */
+  readonly defaults: 'r' | 'statsmodels';
+}
+
+/** STL with a seasonal window and seasonal degree 0, the rest from R's or statsmodels' defaults. Needs n > 2 * period. */
+export function stl(x: ArrayLike<number>, period: number, options: StlOptions): StlResult {
   const n = x.length;
   if (period < 2 || n <= 2 * period) throw new Error('series is not periodic or has less than two periods');
+  const sWindow = options.seasonalWindow;
+  const r = options.defaults === 'r';
   const tWindow = nextOdd(Math.ceil((1.5 * period) / (1 - 1.5 / sWindow)));
-  const lWindow = nextOdd(period);
-  const sJump = Math.ceil(sWindow / 10);
-  const tJump = Math.ceil(tWindow / 10);
-  const lJump = Math.ceil(lWindow / 10);
+  // R: the period made odd; statsmodels: period + 1 made odd (always above the period).
+  const lWindow = r ? nextOdd(period) : nextOdd(period + 1);
+  const jump = (window: number) => (r ? Math.ceil(window / 10) : 1);
+  const sJump = jump(sWindow);
+  const tJump = jump(tWindow);
+  const lJump = jump(lWindow);
   const toOdd3 = (v: number) => {
     let w = Math.max(3, v);
     if (w % 2 === 0) w++;
@@ -202,7 +214,9 @@ export function stl(x: ArrayLike<number>, period: number, sWindow: number): StlR
   const w5 = new Float64Array(len + 1);
   const weights = new Float64Array(len + 1);
 
-  for (let pass = 0; pass < 2; pass++) {
+  // The inner loop's passes: R runs 2 when not robust, statsmodels' fit() 5.
+  const passes = r ? 2 : 5;
+  for (let pass = 0; pass < passes; pass++) {
     for (let i = 1; i <= n; i++) w1[i] = y[i] - trend[i];
     // Cycle-subseries smoothing, each subseries extended one period at both ends, into w2.
     for (let j = 1; j <= np; j++) {

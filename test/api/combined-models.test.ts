@@ -1,0 +1,108 @@
+import { describe, expect, test } from 'vitest';
+import { AUTH, dailyRequest, hourlySeries, useTestServer } from './helpers.ts';
+
+const server = useTestServer();
+
+const post = (body: unknown, query = 'model=ensemble') =>
+  server.app.inject({ method: 'POST', url: `/forecast?${query}`, headers: AUTH, payload: body as object });
+
+const hourly = (extra: Record<string, unknown> = {}) => ({
+  series: hourlySeries(3, 240).map((s) => ({ ...s, fcds: [216, 240] })),
+  horizon: 12,
+  freq: 'H',
+  quantiles: [0.1, 0.5, 0.9],
+  ...extra,
+});
+
+describe('POST /forecast?model=ensemble', () => {
+  test('default members (aets, theta, mstl, svc-global, seasonal-naive): backtest forecasts with ordered conformal quantiles and metrics', async () => {
+    const res = await post(hourly());
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(body.series).toHaveLength(3);
+    for (const [atFcd, latest] of body.series) {
+      expect(atFcd.metrics.mae).toBeGreaterThan(0);
+      // Hourly data with a daily cycle: the combination follows it, within a few units.
+      expect(atFcd.metrics.mae).toBeLessThan(8);
+      expect(latest.metrics).toBeNull();
+      latest.prediction.mean.forEach((m: number, j: number) => {
+        expect(latest.prediction['0.1'][j]).toBeLessThanOrEqual(m);
+        expect(latest.prediction['0.9'][j]).toBeGreaterThanOrEqual(m);
+        expect(latest.prediction['0.9'][j]).toBeGreaterThan(latest.prediction['0.1'][j]);
+      });
+    }
+  });
+
+  test('model_config chooses members, combination and windows; the answers differ accordingly', async () => {
+    const config = (c: Record<string, unknown>) =>
+      hourly({ model_config: { model: 'ensemble', config: { members: ['naive', 'seasonal-naive', 'theta'], ...c } } });
+    const weighted = (await post(config({}))).json().series[0][1].prediction;
+    const mean = (await post(config({ combination: 'mean' }))).json().series[0][1].prediction;
+    const median = (await post(config({ combination: 'median', conformal_windows: 3 }))).json().series[0][1].prediction;
+    expect(weighted.mean).not.toEqual(mean.mean);
+    expect(median.mean).not.toEqual(mean.mean);
+    expect(median['0.9']).not.toEqual(mean['0.9']);
+  });
+
+  test('bad settings are a 422 naming the field', async () => {
+    const cases: [Record<string, unknown>, string][] = [
+      [{ members: ['aets', 'chronos-2'] }, 'body.model_config.config.members[1]'],
+      [{ members: ['aets'] }, 'body.model_config.config.members'],
+      [{ members: ['aets', 'aets'] }, 'body.model_config.config.members'],
+      [{ combination: 'vote' }, 'body.model_config.config.combination'],
+      [{ conformal_windows: 1 }, 'body.model_config.config.conformal_windows'],
+    ];
+    for (const [config, path] of cases) {
+      const res = await post(dailyRequest({ model_config: { model: 'ensemble', config } }));
+      expect(res.statusCode, JSON.stringify(config)).toBe(422);
+      expect(res.json().errors[0].path).toBe(path);
+    }
+  });
+
+  test("a series no member can forecast is a 422 naming it and every member's reason", async () => {
+    const res = await post(
+      dailyRequest(
+        { model_config: { model: 'ensemble', config: { members: ['seasonal-naive', 'theta'] } } },
+        { target: [1, 2, 3], index: ['2024-01-01', '2024-01-02', '2024-01-03'] },
+      ),
+    );
+    expect(res.statusCode).toBe(422);
+    expect(JSON.stringify(res.json())).toMatch(/seasonal-naive: .*theta: /);
+  });
+});
+
+describe('POST /forecast?model=mstl', () => {
+  // Three weeks of hourly data with a daily and a weekly cycle.
+  const index = Array.from({ length: 504 }, (_, t) => new Date(Date.UTC(2024, 0, 1) + t * 3_600_000).toISOString().slice(0, 19));
+  const target = index.map((_, t) => 100 + 10 * Math.sin((2 * Math.PI * t) / 24) + 8 * Math.cos((2 * Math.PI * t) / 168) + ((t * 7919) % 5));
+  const body = (extra: Record<string, unknown> = {}) => ({ series: [{ target, index }], horizon: 24, freq: 'H', quantiles: [0.1, 0.9], ...extra });
+
+  test('hourly data gets the day and the week by default; model_config takes a list or one period, and aarima for the rest', async () => {
+    const both = await post(body(), 'model=mstl');
+    expect(both.statusCode).toBe(200);
+    const listed = await post(body({ model_config: { model: 'mstl', config: { season_length: [168, 24] } } }), 'model=mstl');
+    expect(listed.json().series[0][0].prediction.mean).toEqual(both.json().series[0][0].prediction.mean);
+    const daily = await post(body({ model_config: { model: 'mstl', config: { season_length: 24 } } }), 'model=mstl');
+    expect(daily.json().series[0][0].prediction.mean).not.toEqual(both.json().series[0][0].prediction.mean);
+    const arima = await post(body({ model_config: { model: 'mstl', config: { trend_model: 'aarima' } } }), 'model=mstl');
+    expect(arima.statusCode).toBe(200);
+    expect(arima.json().series[0][0].prediction.mean).not.toEqual(both.json().series[0][0].prediction.mean);
+    const p = both.json().series[0][0].prediction;
+    // The weekly cycle is followed: the forecast rises and falls by about the simulated amplitude.
+    expect(Math.max(...p.mean) - Math.min(...p.mean)).toBeGreaterThan(15);
+    p.mean.forEach((m: number, j: number) => expect(p['0.1'][j]).toBeLessThan(m));
+  });
+
+  test('bad settings name the field', async () => {
+    const cases: [Record<string, unknown>, string][] = [
+      [{ season_length: [24, 0] }, 'body.model_config.config.season_length'],
+      [{ season_length: [] }, 'body.model_config.config.season_length'],
+      [{ trend_model: 'theta' }, 'body.model_config.config.trend_model'],
+    ];
+    for (const [config, path] of cases) {
+      const res = await post(body({ model_config: { model: 'mstl', config } }), 'model=mstl');
+      expect(res.statusCode, JSON.stringify(config)).toBe(422);
+      expect(res.json().errors[0].path).toMatch(new RegExp(`^${path.replace(/[.[\]]/g, '\\$&')}`));
+    }
+  });
+});

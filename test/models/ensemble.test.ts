@@ -1,0 +1,109 @@
+import { describe, expect, test } from 'vitest';
+import { combineTask, createEnsemble, runMembers } from '../../models/ensemble.ts';
+import { combine, memberWeights, windowErrors } from '../../models/ensemble/combine.ts';
+import { windowCuts, windowTask } from '../../models/ensemble/members.ts';
+import { loadMember } from '../../models/registry.ts';
+import { ModelInputError, type EnsembleSettings, type ForecastTask } from '../../models/types.ts';
+
+const settings = { modelsDir: '/nonexistent', onnxThreads: 1 };
+const ensemble = createEnsemble((name) => loadMember(name, settings));
+const options = (members: string[], combination: EnsembleSettings['combination'] = 'weighted', windows = 5) => ({
+  ensemble: { members, combination, windows },
+});
+const trend = (n: number) => Float64Array.from({ length: n }, (_, t) => t);
+const task = (history: Float64Array, horizon: number, seasonLength: number, quantiles = [0.1, 0.9]): ForecastTask => ({
+  history,
+  horizon,
+  quantiles,
+  seasonLength,
+});
+
+describe('ensemble combination numerics', () => {
+  test('inverse mean-squared-error weights; an exact member takes all the weight; mean and median', () => {
+    const actual = [Float64Array.of(1, 2), Float64Array.of(3, 4)];
+    const errors = windowErrors(
+      [
+        [Float64Array.of(2, 3), Float64Array.of(4, 5)], // off by 1 everywhere
+        [Float64Array.of(4, 5), Float64Array.of(0, 1)], // off by 3
+      ],
+      actual,
+    );
+    expect(errors).toEqual([1, 9]);
+    const [a, b] = memberWeights('weighted', errors);
+    expect(a).toBeCloseTo(0.9, 15);
+    expect(b).toBeCloseTo(0.1, 15);
+    expect(memberWeights('mean', errors)).toEqual([0.5, 0.5]);
+    expect(memberWeights('weighted', [0, 2, 0])).toEqual([0.5, 0, 0.5]);
+    const forecasts = [Float64Array.of(1, 10), Float64Array.of(2, 20), Float64Array.of(9, 30)];
+    expect([...combine('median', forecasts, [])]).toEqual([2, 20]);
+    expect([...combine('median', forecasts.slice(0, 2), [])]).toEqual([1.5, 15]);
+    expect([...combine('weighted', forecasts.slice(0, 2), [0.75, 0.25])]).toEqual([1.25, 12.5]);
+  });
+
+  test('windows end horizon steps apart, the last at the end of the history, each keeping an observation to train on', () => {
+    expect(windowCuts(100, 10, 5)).toEqual([50, 60, 70, 80, 90]);
+    expect(windowCuts(25, 10, 5)).toEqual([5, 15]);
+    expect(windowCuts(10, 10, 5)).toEqual([]);
+    const t = windowTask(
+      {
+        ...task(trend(20), 3, 1),
+        times: trend(23),
+        covariates: { hist: { h: Array.from(trend(20)) }, future: { f: Array.from(trend(23)) }, static: { s: 1 } },
+      },
+      12,
+    );
+    expect([...t.history]).toEqual([...trend(12)]);
+    expect(t.times).toHaveLength(15);
+    expect(t.covariates!.hist.h).toHaveLength(12);
+    expect(t.covariates!.future.f).toHaveLength(15);
+    expect(t.quantiles).toEqual([]);
+  });
+});
+
+describe('ensemble model', () => {
+  test('weights come from window errors and quantiles from the combined windows (worked by hand on a trend)', async () => {
+    // y = t, horizon 3, season 4. In every window naive errs by j + 1 (mean square 14/3), seasonal
+    // naive by 4 (16): weights 24/31 and 7/31. The combination errs by (24 j + 52) / 31 in every
+    // window, so with 5 windows its 10%/90% conformal quantiles sit exactly that far from the mean.
+    const n = 40;
+    const [out] = await ensemble.forecastBatch([task(trend(n), 3, 4)], [], options(['naive', 'seasonal-naive']));
+    for (let j = 0; j < 3; j++) {
+      const mean = (24 / 31) * (n - 1) + (7 / 31) * (n - 4 + j);
+      const spread = (24 * j + 52) / 31;
+      expect(out.mean[j]).toBeCloseTo(mean, 12);
+      expect(out.quantiles[0][j]).toBeCloseTo(mean - spread, 12);
+      expect(out.quantiles[1][j]).toBeCloseTo(mean + spread, 12);
+    }
+    const [equal] = await ensemble.forecastBatch([task(trend(n), 3, 4)], [], options(['naive', 'seasonal-naive'], 'mean'));
+    expect(equal.mean[0]).toBeCloseTo((n - 1 + n - 4) / 2, 12);
+  });
+
+  test('a member refusing the windows sits the series out; one refusing everything too; none left is a model input error', async () => {
+    // Season 8 with 10 observations: seasonal naive forecasts the whole history but no window (cuts 1, 4, 7).
+    const short = trend(10);
+    const [out] = await ensemble.forecastBatch([task(short, 3, 8)], [], options(['naive', 'seasonal-naive']));
+    expect([...out.mean]).toEqual([9, 9, 9]);
+    // Naive errs by j + 1 in each of the 3 windows.
+    expect(out.quantiles[1][2]).toBeCloseTo(12, 12);
+    await expect(ensemble.forecastBatch([task(trend(3), 2, 4)], [], options(['seasonal-naive', 'theta']))).rejects.toThrow(ModelInputError);
+    await expect(ensemble.forecastBatch([task(trend(3), 2, 4)], [], options(['seasonal-naive', 'theta']))).rejects.toThrow(/seasonal-naive: .*; theta: /);
+  });
+
+  test("a history too short for two windows gets the equal-weight mean and the mean of the members' quantiles", async () => {
+    const history = Float64Array.of(3, 1, 4, 1, 5);
+    const t = task(history, 3, 2);
+    const [out] = await ensemble.forecastBatch([t], [], options(['naive', 'seasonal-naive']));
+    const naive = (await loadMember('naive', settings)) as { forecast: (t: ForecastTask) => { mean: Float64Array; quantiles: Float64Array[] } };
+    const snaive = (await loadMember('seasonal-naive', settings)) as typeof naive;
+    const a = naive.forecast(t);
+    const b = snaive.forecast(t);
+    expect([...out.mean]).toEqual([...a.mean].map((v, j) => (v + b.mean[j]) / 2));
+    expect([...out.quantiles[1]]).toEqual([...a.quantiles[1]].map((v, j) => (v + b.quantiles[1][j]) / 2));
+  });
+
+  test('naive stays the last value inside an ensemble whose season is 4', async () => {
+    const runs = await runMembers([{ name: 'naive', model: await loadMember('naive', settings) }], [task(trend(20), 3, 4)], [], 2);
+    expect([...runs.runs[0].full[0]!.mean]).toEqual([19, 19, 19]);
+    expect([...combineTask(task(trend(20), 3, 4), 0, runs, 'mean', ['naive']).mean]).toEqual([19, 19, 19]);
+  });
+});
