@@ -88,7 +88,7 @@ export function createBetaActivities(deps: BetaDependencies) {
       const freq = queryFrequency(inputColumns(query));
       const settings = backtestSettings(query, model, freq);
       const series = await store.betaChunk(jobId, chunkNumber, { freq, targets: plan.targets.length, covariates: plan.covariates });
-      const planned = planForecasts(series, plan.cutoffs, freq);
+      const planned = planForecasts(series, plan.cutoffs, freq, settings.refit);
       const outputs = await runBacktest(engine, model, settings, planned, plan, 'background');
       const names = {
         jobId,

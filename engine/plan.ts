@@ -4,7 +4,7 @@ import type { CovariateGenerator, GeneratedColumns } from './covariates/generato
 import { DEFAULT_SEASON_LENGTH, SEASONAL_CYCLES } from './frequencies.ts';
 import { forecastIndex } from './predictions.ts';
 import type { ForecastRequest, InputSerie } from './request-schema.ts';
-import { couplesSeries, quantileLevels, seasonLength } from './tasks.ts';
+import { couplesSeries, quantileLevels, refitDates, seasonLength } from './tasks.ts';
 import { wallClockMillis } from './time-index.ts';
 
 /**
@@ -24,17 +24,6 @@ export interface PlannedForecast {
   refitted: boolean;
 }
 
-/**
- * The creation date whose fit each of a series' dates uses, under the request's refit policy:
- * in date order, every date (`every`), the first (`once`), or every n-th from the first.
- */
-export function refitDates(fcds: readonly number[], policy: ForecastRequest['refit']): Map<number, number> {
-  const sorted = [...new Set(fcds)].sort((a, b) => a - b);
-  const every = policy === 'every' ? 1 : policy === 'once' ? Infinity : policy;
-  const anchors = new Map<number, number>();
-  sorted.forEach((fcd, i) => anchors.set(fcd, sorted[i - (i % every)]));
-  return anchors;
-}
 
 /** model_config's season_length (the shortest of a list), else the model's own default (naive: 1), else the frequency's. */
 export function resolveSeasonLength(request: ForecastRequest, model: string): number {

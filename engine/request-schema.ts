@@ -139,6 +139,10 @@ export const ModelConfig = z
   ])
   .meta({ id: 'ModelConfig' });
 
+/** A backtest's refit policy, in the stable and the beta requests (engine/tasks.ts refitDates). */
+export const RefitPolicy = z.union([z.enum(['every', 'once']), z.int().min(1)]).default('every');
+export type RefitPolicy = z.output<typeof RefitPolicy>;
+
 export const ForecastRequest = z
   .strictObject({
     series: z.array(InputSerie).min(1),
@@ -152,13 +156,10 @@ export const ForecastRequest = z
       .default(null),
     covariates: z.array(Covariate).nullable().default(null),
     model_config: ModelConfig.nullable().default(null),
-    refit: z
-      .union([z.enum(['every', 'once']), z.int().min(1)])
-      .default('every')
-      .meta({
-        description:
-          "Backtests: at which of a series' forecast creation dates (in date order) the model is refitted. `every` (default), `once` (the first), or n: every n-th from the first. Between refits a model that can keep its fitted parameters (`theta`, `aets`) only takes in the new observations; others refit at every date. Each prediction then says whether it was `refitted`.",
-      }),
+    refit: RefitPolicy.meta({
+      description:
+        "Backtests: at which of a series' forecast creation dates (in date order) the model is refitted. `every` (default), `once` (the first), or n: every n-th from the first. Between refits a model that can keep its fitted parameters (`theta`, `aets`) only takes in the new observations; others refit at every date. Each prediction then says whether it was `refitted`.",
+    }),
   })
   .superRefine(checkLengths)
   .meta({ id: 'ForecastRequest' });

@@ -2,6 +2,7 @@ import type { ModelEntry } from '../models/registry.ts';
 import type { ContextSeries, ForecastOutput, ForecastTask, GlobalBatchOptions } from '../models/types.ts';
 import type { Engine } from './engine.ts';
 import { EngineError, type FieldRef } from './errors.ts';
+import type { RefitPolicy } from './request-schema.ts';
 import type { Lane } from './threads/queue-order.ts';
 
 /**
@@ -24,6 +25,18 @@ export const quantileLevels = (requested: readonly number[] | null | undefined):
 export function seasonLength(model: string, configured: number | null, natural: number): number {
   if (configured !== null) return configured;
   return model === 'naive' ? 1 : natural;
+}
+
+/**
+ * The creation date whose fit each of a series' dates uses, under the request's refit policy:
+ * in date order, every date (`every`), the first (`once`), or every n-th from the first.
+ */
+export function refitDates(fcds: readonly number[], policy: RefitPolicy): Map<number, number> {
+  const sorted = [...new Set(fcds)].sort((a, b) => a - b);
+  const every = policy === 'every' ? 1 : policy === 'once' ? Infinity : policy;
+  const anchors = new Map<number, number>();
+  sorted.forEach((fcd, i) => anchors.set(fcd, sorted[i - (i % every)]));
+  return anchors;
 }
 
 /** What makes a model learn across a call's series (see ModelCapabilities.couplesSeries). */

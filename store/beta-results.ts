@@ -10,12 +10,13 @@ import { METRIC_NAMES, quantileColumn, writeAppendedParts } from './results.ts';
  * A beta job's results as Parquet, columns named for analysts: one column per identifier, named
  * as in the query (null where a roll-up level aggregates it away), then `cutoff` and `time`
  * (TIMESTAMP, UTC), the target's name, the step, the model, `mean`, one column per quantile and
- * the actual where the data has it. Metrics: one row per (series, cutoff, target).
+ * the actual where the data has it. Metrics: one row per (series, cutoff, target), with whether
+ * the model was refitted at that cutoff.
  * Also the chunk inputs' values, which the job's planning wrote as Parquet.
  */
 
 /** Column names of the results that an identifier may not take. */
-export const BETA_RESULT_COLUMNS = ['job_id', 'cutoff', 'time', 'target', 'step', 'model', 'mean', 'actual', 'known_steps', ...METRIC_NAMES] as const;
+export const BETA_RESULT_COLUMNS = ['job_id', 'cutoff', 'time', 'target', 'step', 'model', 'mean', 'actual', 'known_steps', 'refitted', ...METRIC_NAMES] as const;
 
 /** What a beta chunk's results are named by. */
 export interface BetaResultNames {
@@ -51,6 +52,8 @@ const metricColumns = (names: BetaResultNames) => [
   'model VARCHAR',
   'known_steps INTEGER',
   ...METRIC_NAMES.map((m) => `${m} DOUBLE`),
+  // False where the model kept an earlier cutoff's fit (the query's refit policy).
+  'refitted BOOLEAN',
 ];
 
 /** The order a merged download is in: by series, cutoff, target, step. */
@@ -100,6 +103,7 @@ export async function writeBetaResultParts(
       ma.appendVarchar(names.model);
       ma.appendInteger(actuals.length);
       for (const m of METRIC_NAMES) num(ma, metrics?.[m]);
+      ma.appendBoolean(planned.fittedAt === planned.seen);
       ma.endRow();
     }
   });

@@ -4,7 +4,8 @@ import type { Engine } from '../engine.ts';
 import { refuseField } from '../errors.ts';
 import { computeMetrics } from '../metrics.ts';
 import type { Metrics } from '../response-schema.ts';
-import { couplesSeries, quantileLevels, runTasks, seasonLength, type TaskBatch } from '../tasks.ts';
+import type { RefitPolicy } from '../request-schema.ts';
+import { couplesSeries, quantileLevels, refitDates, runTasks, seasonLength, type TaskBatch } from '../tasks.ts';
 import { resolveCutoffs, type DataSpan } from './cutoffs.ts';
 import { addDuration, duration, isoTimestamp, seasonLengthFor, seasonLengthsFor, stepsBetween, wholeSteps, type Duration } from './duration.ts';
 import type { PreparedSeries } from './prepare.ts';
@@ -26,6 +27,10 @@ export interface BacktestSettings {
   season: number;
   /** Every seasonal period, for a model that takes several (mstl). */
   seasonLengths?: readonly number[];
+  /** The refit policy in effect: the query's for a model that can keep a fit, else `every`. */
+  refit: RefitPolicy;
+  /** Whether the answer says which cutoffs were refitted: the query asked for a policy. */
+  reportRefitted: boolean;
 }
 
 export function backtestSettings(query: BetaQuery, model: ModelEntry, freq: Duration): BacktestSettings {
@@ -36,6 +41,8 @@ export function backtestSettings(query: BetaQuery, model: ModelEntry, freq: Dura
     levels: quantileLevels(query.quantiles),
     season: seasonLength(model.name, null, seasonLengthFor(freq)),
     ...(model.capabilities.multipleSeasons && { seasonLengths: seasonLengthsFor(freq) }),
+    refit: model.capabilities.reusesFit ? query.refit : 'every',
+    reportRefitted: query.refit !== 'every',
   };
 }
 
@@ -75,10 +82,25 @@ export interface PlannedForecast {
   cutoff: number;
   /** Steps of history up to and including the cutoff. */
   seen: number;
+  /** `seen` at the cutoff whose fit this forecast uses (the refit policy): its own when refitted. */
+  fittedAt: number;
 }
 
-export function planForecasts(series: readonly PreparedSeries[], cutoffs: readonly number[] | null, freq: Duration): PlannedForecast[] {
-  return series.flatMap((s) => seriesCutoffs(s, cutoffs, freq).map((cutoff) => ({ series: s, cutoff, seen: stepsBetween(s.start, cutoff, freq) + 1 })));
+/** Every (series, cutoff) to forecast; a series' cutoffs are all planned together, so the refit policy counts them all. */
+export function planForecasts(
+  series: readonly PreparedSeries[],
+  cutoffs: readonly number[] | null,
+  freq: Duration,
+  refit: RefitPolicy = 'every',
+): PlannedForecast[] {
+  return series.flatMap((s) => {
+    const seen = seriesCutoffs(s, cutoffs, freq).map((cutoff) => ({ cutoff, seen: stepsBetween(s.start, cutoff, freq) + 1 }));
+    const anchors = refitDates(
+      seen.map((c) => c.seen),
+      refit,
+    );
+    return seen.map((c) => ({ series: s, ...c, fittedAt: anchors.get(c.seen)! }));
+  });
 }
 
 /** How messages name a series: its identifier values, or "the series" when it has none. */
@@ -96,6 +118,11 @@ export function runBacktest(
 ): Promise<ForecastOutput[]> {
   const { horizon, context, levels, season, seasonLengths, freq } = settings;
   const targetCount = names.targets.length;
+  // Under a refit policy each task names the fit it uses, keyed by its series and target (the
+  // model threads cache fits by seriesIndex and date).
+  const keepsFits = settings.refit !== 'every';
+  const positions = new Map<PreparedSeries, number>();
+  const position = (s: PreparedSeries) => positions.get(s) ?? (positions.set(s, positions.size), positions.size - 1);
   // Global models learn across series and from the calendar: they need each task's series
   // (one per series and target) and the timestamps of its history and horizon.
   // Per series, once: its position and the timestamps of its steps and a horizon past its end.
@@ -111,6 +138,7 @@ export function runBacktest(
   const tasks: ForecastTask[] = planned.flatMap((p) => {
     const from = context === null ? 0 : Math.max(0, p.seen - context);
     const global = timelines ? timeline(p.series) : null;
+    const fitFrom = context === null ? 0 : Math.max(0, p.fittedAt - context);
     return p.series.targets.map((values, target) => ({
       history: values.slice(from, p.seen),
       horizon,
@@ -118,6 +146,10 @@ export function runBacktest(
       seasonLength: season,
       ...(seasonLengths && { seasonLengths }),
       ...(global && { times: global.times.subarray(from, p.seen + horizon), seriesIndex: global.position * targetCount + target }),
+      ...(keepsFits && {
+        seriesIndex: position(p.series) * targetCount + target,
+        refit: { fcd: p.fittedAt, history: values.slice(fitFrom, p.fittedAt), since: p.seen - p.fittedAt },
+      }),
     }));
   });
   const batch = { model, tasks, coupled: couplesSeries(model, { crossLearning: false, covariates: false }), lane };

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Timestamp } from '../request-schema.ts';
+import { RefitPolicy, Timestamp } from '../request-schema.ts';
 import { DURATION_HELP, DURATION_PATTERN, duration, durationProblem, parseDuration, type Duration } from './duration.ts';
 
 /**
@@ -128,6 +128,10 @@ export const BetaQueryFields = z.strictObject({
     .meta({ description: 'Default (absent or null): [0.1, 0.9, 0.4, 0.5].' }),
   selector: z.record(z.string().min(1), SelectorChoice).optional(),
   covariates: z.array(BetaCovariate).optional(),
+  refit: RefitPolicy.meta({
+    description:
+      "Backtests: at which of a series' cutoffs (in time order) the model is refitted: `every` (default), `once` (the first), or n: every n-th from the first. Between refits a model that can keep its fitted parameters (`theta`, `aets`) only takes in the new observations; others refit at every cutoff. The response's `data.refitted` (and a job's metrics.parquet `refitted` column) says which.",
+  }),
   lead_time: notSupported('lead_time selection (every lead time up to prediction_length is returned)'),
   span: notSupported('span (each row spans one frequency step)'),
   peers: notSupported('peer selection'),

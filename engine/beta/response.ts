@@ -27,6 +27,9 @@ export const BetaResponse = z
       cutoff: z.array(z.string()).meta({ description: 'Forecast origin: the last step the forecast saw, ISO 8601 UTC.' }),
       lead_time: z.array(z.string()).meta({ description: 'time - cutoff, ISO 8601 duration (P1D, PT1H, P1M).' }),
       span: z.array(z.string()).meta({ description: 'What one row covers: one frequency step, ISO 8601 duration.' }),
+      refitted: z.array(z.boolean()).optional().meta({
+        description: 'Present when the query gives a refit policy other than `every`: false where the model kept the fit of an earlier cutoff.',
+      }),
       identifiers: Identifiers,
       targets: z.record(
         z.string(),
@@ -87,8 +90,9 @@ export class BetaResponseBuilder {
     };
   }
 
-  addRow(ids: Record<string, string | null>, time: string, cutoff: string, leadTime: string, span: string): void {
+  addRow(ids: Record<string, string | null>, time: string, cutoff: string, leadTime: string, span: string, refitted?: boolean): void {
     const d = this.body.data;
+    if (refitted !== undefined) (d.refitted ??= []).push(refitted);
     d.time.push(time);
     d.cutoff.push(cutoff);
     d.lead_time.push(leadTime);

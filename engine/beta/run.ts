@@ -65,7 +65,7 @@ export async function runBetaForecast(
 
   const settings = backtestSettings(query, model, prepared.freq);
   const span = dataSpan(prepared.series, prepared.freq);
-  const planned = planForecasts(prepared.series, queryCutoffs(query, settings, span), prepared.freq);
+  const planned = planForecasts(prepared.series, queryCutoffs(query, settings, span), prepared.freq, settings.refit);
   if (planned.length === 0) throw noForecastRefusal(span);
   const t2 = performance.now();
   const outputs = await runBacktest(engine, model, settings, planned, prepared, 'interactive');
@@ -80,7 +80,9 @@ export async function runBetaForecast(
     const ids = Object.fromEntries(prepared.identifiers.map((name, j) => [name, p.series.ids[j]]));
     const cutoffText = isoTimestamp(p.cutoff);
     if (target === 0) {
-      for (let h = 1; h <= horizon; h++) builder.addRow(ids, isoTimestamp(addDuration(p.cutoff, freq, h)), cutoffText, isoDuration(freq, h), spanText);
+      const refitted = settings.reportRefitted ? p.fittedAt === p.seen : undefined;
+      for (let h = 1; h <= horizon; h++)
+        builder.addRow(ids, isoTimestamp(addDuration(p.cutoff, freq, h)), cutoffText, isoDuration(freq, h), spanText, refitted);
       metrics = {};
     }
     const name = prepared.targets[target];

@@ -283,3 +283,25 @@ describe('models of several seasonalities and combinations on the beta endpoint'
     });
   });
 });
+
+describe('refit policy on the beta endpoint', () => {
+  test('theta keeps its fit between refit cutoffs; data.refitted says which; a model that cannot keep one refits every cutoff', async () => {
+    const query = (refit?: unknown) => retailQuery({ cutoff: [{ every: '1d' }], quantiles: [0.5], ...(refit !== undefined && { refit }) });
+    const every = BetaResponse.parse((await postBeta(app, [queryPart(query()), filePart('sales', retail)], 'theta')).json());
+    expect(every.data.refitted).toBeUndefined();
+    const once = BetaResponse.parse((await postBeta(app, [queryPart(query('once')), filePart('sales', retail)], 'theta')).json());
+    const cutoffs = [...new Set(once.data.cutoff)].sort();
+    const rows = (cutoff: string) => once.data.cutoff.flatMap((c, i) => (c === cutoff ? [i] : []));
+    // The first cutoff is fitted; every later one keeps that fit.
+    expect(rows(cutoffs[0]).every((i) => once.data.refitted![i])).toBe(true);
+    expect(rows(cutoffs.at(-1)!).every((i) => !once.data.refitted![i])).toBe(true);
+    const mean = (body: BetaResponse, i: number) => body.data.targets.sales.quantiles.mean[i];
+    rows(cutoffs[0]).forEach((i) => expect(mean(once, i)).toBe(mean(every, i)));
+    expect(rows(cutoffs.at(-1)!).some((i) => mean(once, i) !== mean(every, i))).toBe(true);
+    const naive = BetaResponse.parse((await postBeta(app, [queryPart(query(2)), filePart('sales', retail)], 'naive')).json());
+    expect(naive.data.refitted!.every(Boolean)).toBe(true);
+    const bad = await postBeta(app, [queryPart(query(0)), filePart('sales', retail)], 'theta');
+    expect(bad.statusCode).toBe(422);
+    expect(bad.json().errors[0].path).toMatch(/refit/);
+  });
+});

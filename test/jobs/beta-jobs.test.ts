@@ -148,8 +148,11 @@ describe('a beta backtest job', () => {
       'crps',
       'wape',
       'scaled_bias',
+      'refitted',
       'job_id',
     ]);
+    // Without a refit policy every cutoff is refitted.
+    expect(rows.every((r) => r.refitted === true)).toBe(true);
     const { metrics } = (await sync([queryPart(backtestQuery()), filePart('sales', sales)])).json();
     const known = rows.filter((r) => (r.known_steps as number) > 0);
     expect(known.length).toBe(metrics.cutoff.length);
@@ -160,6 +163,31 @@ describe('a beta backtest job', () => {
       expect(i).toBeGreaterThanOrEqual(0);
       expect(row.mae).toBe(metrics.targets.sales.mae[i]);
       expect(row.crps).toBe(metrics.targets.sales.crps[i]);
+    }
+  });
+
+  test('a refit policy: the job keeps fits between cutoffs as the synchronous endpoint does, and says which were refitted', async () => {
+    const query = retailQuery({ cutoff: [{ every: '1d' }], quantiles: [0.1, 0.9], refit: 2 });
+    const res = await submit([queryPart(query), filePart('sales', sales)], 'theta');
+    expect(res.statusCode).toBe(200);
+    const job = res.json().job_id;
+    expect((await poll(job)).status).toBe('completed');
+    const { data } = (await sync([queryPart(query), filePart('sales', sales)], 'theta')).json();
+    expect(data.refitted).toContain(false);
+    const { rows } = await readDownload(`/v1-beta/forecast-jobs/${job}/metrics.parquet`);
+    for (const row of rows) {
+      const i = data.cutoff.findIndex(
+        (c: string, j: number) => c === row.cutoff_text && data.identifiers.store[j] === row.store && data.identifiers.sku[j] === row.sku,
+      );
+      expect(row.refitted).toBe(data.refitted[i]);
+    }
+    const predictions = (await readDownload(`/v1-beta/forecast-jobs/${job}/predictions.parquet`)).rows;
+    for (const row of predictions) {
+      const i = data.time.findIndex(
+        (t: string, j: number) =>
+          t === row.time_text && data.cutoff[j] === row.cutoff_text && data.identifiers.store[j] === row.store && data.identifiers.sku[j] === row.sku,
+      );
+      expect(row.mean).toBe(data.targets.sales.quantiles.mean[i]);
     }
   });
 
