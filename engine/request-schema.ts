@@ -122,6 +122,7 @@ export const ModelConfig = z
   .discriminatedUnion('model', [
     localModelConfig('aarima', null),
     localModelConfig('aets', null),
+    localModelConfig('ces', null),
     ensembleConfig,
     z.strictObject({
       model: z.literal('chronos-2'),
@@ -158,7 +159,7 @@ export const ForecastRequest = z
     model_config: ModelConfig.nullable().default(null),
     refit: RefitPolicy.meta({
       description:
-        "Backtests: at which of a series' forecast creation dates (in date order) the model is refitted. `every` (default), `once` (the first), or n: every n-th from the first. Between refits a model that can keep its fitted parameters (`theta`, `aets`) only takes in the new observations; others refit at every date. Each prediction then says whether it was `refitted`.",
+        "Backtests: at which of a series' forecast creation dates (in date order) the model is refitted. `every` (default), `once` (the first), or n: every n-th from the first. Between refits a model that can keep its fitted parameters (`theta`, `aets`, `ces`) only takes in the new observations; others refit at every date. Each prediction then says whether it was `refitted`.",
     }),
   })
   .superRefine(checkLengths)

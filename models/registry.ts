@@ -57,6 +57,8 @@ const ENTRIES: ModelEntry[] = [
   { name: 'aarima', capabilities: local(['future', 'generated']), loadLocal: async () => (await import('./aarima.ts')).aarima },
   // Beyond the API reference's list (issue 12): automatic Theta, statsforecast's AutoTheta.
   { name: 'theta', capabilities: { ...local(), reusesFit: true }, loadLocal: async () => (await import('./theta.ts')).theta },
+  // Beyond the API reference's list (issue 12): complex exponential smoothing, statsforecast's AutoCES.
+  { name: 'ces', capabilities: { ...local(), reusesFit: true }, loadLocal: async () => (await import('./ces.ts')).ces },
   // Beyond the API reference's list (issue 12): several seasonalities, statsforecast's MSTL.
   { name: 'mstl', capabilities: { ...local(), multipleSeasons: true }, loadLocal: async () => (await import('./mstl.ts')).mstl },
   {
@@ -116,7 +118,7 @@ const ENTRIES: ModelEntry[] = [
 ];
 
 /** Models an ensemble may combine: those that need no exported weights. */
-export const ENSEMBLE_MEMBERS = ['naive', 'seasonal-naive', 'aets', 'aarima', 'theta', 'mstl', 'svc-global'] as const;
+export const ENSEMBLE_MEMBERS = ['naive', 'seasonal-naive', 'aets', 'aarima', 'theta', 'ces', 'mstl', 'svc-global'] as const;
 
 export async function loadMember(name: string, settings: ModelSettings): Promise<LocalModel | GlobalModel> {
   const entry = (ENSEMBLE_MEMBERS as readonly string[]).includes(name) ? BY_NAME.get(name) : undefined;

@@ -130,7 +130,7 @@ export const BetaQueryFields = z.strictObject({
   covariates: z.array(BetaCovariate).optional(),
   refit: RefitPolicy.meta({
     description:
-      "Backtests: at which of a series' cutoffs (in time order) the model is refitted: `every` (default), `once` (the first), or n: every n-th from the first. Between refits a model that can keep its fitted parameters (`theta`, `aets`) only takes in the new observations; others refit at every cutoff. The response's `data.refitted` (and a job's metrics.parquet `refitted` column) says which.",
+      "Backtests: at which of a series' cutoffs (in time order) the model is refitted: `every` (default), `once` (the first), or n: every n-th from the first. Between refits a model that can keep its fitted parameters (`theta`, `aets`, `ces`) only takes in the new observations; others refit at every cutoff. The response's `data.refitted` (and a job's metrics.parquet `refitted` column) says which.",
   }),
   lead_time: notSupported('lead_time selection (every lead time up to prediction_length is returned)'),
   span: notSupported('span (each row spans one frequency step)'),

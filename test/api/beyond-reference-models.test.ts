@@ -1,4 +1,5 @@
 import { describe, expect, test } from 'vitest';
+import { ces, fitCes, forecastWithCes } from '../../models/ces.ts';
 import { AUTH, dailyRequest, hourlySeries, useTestServer } from './helpers.ts';
 
 const server = useTestServer();
@@ -104,5 +105,30 @@ describe('POST /forecast?model=mstl', () => {
       expect(res.statusCode, JSON.stringify(config)).toBe(422);
       expect(res.json().errors[0].path).toMatch(new RegExp(`^${path.replace(/[.[\]]/g, '\\$&')}`));
     }
+  });
+});
+
+describe('POST /forecast?model=ces', () => {
+  test('the model core forecast, a backtest with a refit policy, a too-short history named', async () => {
+    const [serie] = hourlySeries(1, 144);
+    const res = await post({ series: [{ ...serie, fcds: [96, 120, 144] }], horizon: 12, freq: 'H', quantiles: [0.1, 0.9], refit: 'once' }, 'model=ces');
+    expect(res.statusCode).toBe(200);
+    const [first, , latest] = res.json().series[0];
+    expect(first.refitted).toBe(true);
+    expect(latest.refitted).toBe(false);
+    const history = Float64Array.from(serie.target.slice(0, 144));
+    const kept = forecastWithCes(fitCes({ history: history.subarray(0, 96), horizon: 12, quantiles: [], seasonLength: 24 }), {
+      history,
+      horizon: 12,
+      quantiles: [0.1, 0.9],
+      seasonLength: 24,
+      refit: { fcd: 96, history: history.subarray(0, 96), since: 48 },
+    });
+    expect(latest.prediction.mean).toEqual([...kept.mean]);
+    const fresh = (await post({ series: [serie], horizon: 12, freq: 'H', quantiles: [0.1, 0.9] }, 'model=ces')).json().series[0][0];
+    expect(fresh.prediction['0.9']).toEqual([...ces.forecast({ history, horizon: 12, quantiles: [0.1, 0.9], seasonLength: 24 }).quantiles[1]]);
+    const short = await post(dailyRequest({}, { target: [1, 2, 3, 4], index: ['2024-01-01', '2024-01-02', '2024-01-03', '2024-01-04'] }), 'model=ces');
+    expect(short.statusCode).toBe(422);
+    expect(short.json().errors[0].path).toBe('body.series[0]');
   });
 });
