@@ -21,10 +21,10 @@
  * between the two forecasts relative to the series' level, as a check that batching does not
  * change them.
  */
+import { benchOptions } from './options.ts';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import * as ort from 'onnxruntime-node';
 import { loadM4 } from '../../datasets/m4.ts';
 import { forecastChronos2 } from '../../models/foundation/chronos2.ts';
@@ -124,9 +124,9 @@ async function compare(
 }
 
 export async function run(args: string[]): Promise<void> {
-  const { values } = parseArgs({
+  const values = benchOptions(
     args,
-    options: {
+    {
       models: { type: 'string', default: 'chronos-2,timesfm-2p5,timesfm-2' },
       limit: { type: 'string' },
       repeat: { type: 'string', default: '3' },
@@ -134,7 +134,9 @@ export async function run(args: string[]): Promise<void> {
       'models-dir': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
-  });
+    USAGE,
+  );
+  if (!values) return;
   if (values.help) {
     console.log(USAGE);
     return;
