@@ -1,5 +1,5 @@
 import type { ModelEntry } from '../../models/registry.ts';
-import type { ForecastOutput, ForecastTask } from '../../models/types.ts';
+import type { ForecastOutput, ForecastTask, TaskCovariates } from '../../models/types.ts';
 import type { Engine } from '../engine.ts';
 import { refuseField } from '../errors.ts';
 import { computeMetrics } from '../metrics.ts';
@@ -107,6 +107,17 @@ export function planForecasts(
 export const seriesName = (identifiers: readonly string[], s: PreparedSeries): string =>
   identifiers.flatMap((name, i) => (s.ids[i] === null ? [] : [`${name}=${s.ids[i]}`])).join(', ') || 'the series';
 
+/**
+ * A series' historical columns and joined covariates over a task's history, as historical
+ * covariates (NaN where a step has none). They are named by position (`c0`, `c1`, ...): a job's
+ * chunks know how many there are, not their names, and a model only needs them told apart.
+ */
+function historicalCovariates(series: PreparedSeries, from: number, to: number): TaskCovariates | undefined {
+  if (series.covariates.length === 0) return undefined;
+  const hist = Object.fromEntries(series.covariates.map((values, j) => [`c${j}`, Array.from(values.subarray(from, to))]));
+  return { hist, future: {}, static: {} };
+}
+
 /** Runs one task per (planned forecast, target), in that order. */
 export function runBacktest(
   engine: Engine,
@@ -139,6 +150,7 @@ export function runBacktest(
     const from = context === null ? 0 : Math.max(0, p.seen - context);
     const global = timelines ? timeline(p.series) : null;
     const fitFrom = context === null ? 0 : Math.max(0, p.fittedAt - context);
+    const covariates = historicalCovariates(p.series, from, p.seen);
     return p.series.targets.map((values, target) => ({
       history: values.slice(from, p.seen),
       horizon,
@@ -146,13 +158,15 @@ export function runBacktest(
       seasonLength: season,
       ...(seasonLengths && { seasonLengths }),
       ...(global && { times: global.times.subarray(from, p.seen + horizon), seriesIndex: global.position * targetCount + target }),
+      ...(covariates && { covariates }),
       ...(keepsFits && {
         seriesIndex: position(p.series) * targetCount + target,
         refit: { fcd: p.fittedAt, history: values.slice(fitFrom, p.fittedAt), since: p.seen - p.fittedAt },
       }),
     }));
   });
-  const batch = { model, tasks, coupled: couplesSeries(model, { crossLearning: false, covariates: false }), lane };
+  const withCovariates = planned.some((p) => p.series.covariates.length > 0);
+  const batch = { model, tasks, coupled: couplesSeries(model, { crossLearning: false, covariates: withCovariates }), lane };
   return runTasks(engine, batch, (i) => {
     const p = planned[Math.floor(i / targetCount)];
     const where = `${seriesName(names.identifiers, p.series)} at cutoff ${isoTimestamp(p.cutoff)}, target '${names.targets[i % targetCount]}'`;

@@ -242,6 +242,54 @@ describe('global models on the beta endpoint', () => {
   });
 });
 
+describe('historical covariates on the beta endpoint', () => {
+  test('a historical column reaches svc-global as the stable endpoint hands it hist_variables', async () => {
+    const file = await writeParquet(
+      path.join(dir, 'priced.parquet'),
+      `SELECT *, (extract(day FROM ts) % 3)::DOUBLE + (CASE WHEN store = 'b' THEN 0.5 ELSE 0 END) AS price FROM (${RETAIL})`,
+    );
+    const columns = {
+      ts: { kind: 'time', frequency: '1d' },
+      store: 'identifier',
+      sku: 'identifier',
+      sales: { kind: 'target', aggregate: 'sum' },
+      price: 'historical',
+    };
+    const res = await postBeta(app, [queryPart(retailQuery({}, { columns })), filePart('sales', file)], 'svc-global');
+    expect(res.statusCode).toBe(200);
+    const { data } = BetaResponse.parse(res.json());
+    const without = BetaResponse.parse((await postBeta(app, [queryPart(retailQuery()), filePart('sales', retail)], 'svc-global')).json());
+    expect(data.targets.sales.quantiles.mean).not.toEqual(without.data.targets.sales.quantiles.mean);
+    const days = Array.from({ length: 14 }, (_, d) => `2024-01-${String(d + 1).padStart(2, '0')}`);
+    const series = [
+      ['a', 1],
+      ['a', 2],
+      ['b', 1],
+      ['b', 2],
+    ] as const;
+    const stable = await app.inject({
+      method: 'POST',
+      url: '/forecast?model=svc-global',
+      headers: AUTH,
+      payload: {
+        series: series.map(([store, sku]) => ({
+          target: days.map((_, d) => (d + 1) * (sku === 2 ? 10 : 1) + (store === 'b' ? 100 : 0)),
+          index: days,
+          hist_variables: { c0: days.map((_, d) => ((d + 1) % 3) + (store === 'b' ? 0.5 : 0)) },
+        })),
+        horizon: 3,
+        freq: 'D',
+        quantiles: [0.1, 0.9],
+      },
+    });
+    expect(stable.statusCode).toBe(200);
+    series.forEach(([store, sku], k) => {
+      const rows = rowsOf({ data } as BetaResponse, (i) => data.identifiers.store[i] === store && data.identifiers.sku[i] === String(sku));
+      expect(rows.map((i) => data.targets.sales.quantiles.mean[i])).toEqual(stable.json().series[k][0].prediction.mean);
+    });
+  });
+});
+
 describe('models of several seasonalities and combinations on the beta endpoint', () => {
   // Three weeks of hourly data with a daily and a weekly cycle.
   const hourly = `SELECT TIMESTAMP '2024-01-01 00:00:00' + INTERVAL (h) HOUR AS ts,
