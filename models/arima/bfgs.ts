@@ -20,6 +20,13 @@ export interface OptimOptions {
   readonly reltol?: number;
   readonly abstol?: number;
   readonly ndeps?: number;
+  /**
+   * The order in which a gradient's finite differences perturb the coordinates (default 0, 1,
+   * ...). The differences do not depend on it; an objective that reuses work between points
+   * differing in some coordinates only (ARIMA's AR part) lists the others first. The Hessian's
+   * outer loop keeps index order (its steps move b by rounding).
+   */
+  readonly order?: ArrayLike<number>;
 }
 
 export interface OptimResult {
@@ -40,12 +47,15 @@ type Objective = (par: Float64Array) => number;
 /** The objective in scaled coordinates, with its central-difference gradient. */
 class Scaled {
   private readonly x: Float64Array;
+  readonly order: Int32Array;
   constructor(
     private readonly fn: Objective,
     readonly scale: Float64Array,
     private readonly ndeps: number,
+    order: ArrayLike<number> | undefined,
   ) {
     this.x = new Float64Array(scale.length);
+    this.order = coordinateOrder(scale.length, order);
   }
 
   value(b: Float64Array): number {
@@ -62,17 +72,33 @@ class Scaled {
     const x = this.x;
     const eps = this.ndeps;
     for (let i = 0; i < n; i++) x[i] = b[i] * this.scale[i];
-    for (let i = 0; i < n; i++) {
+    for (let k = 0; k < n; k++) {
+      const i = this.order[k];
       x[i] = (b[i] + eps) * this.scale[i];
       const v1 = this.fn(x);
       x[i] = (b[i] - eps) * this.scale[i];
       const v2 = this.fn(x);
-      const d = (v1 - v2) / (2 * eps);
-      if (!Number.isFinite(d)) throw new OptimError(`non-finite finite-difference value [${i + 1}]`);
-      g[i] = d;
+      g[i] = (v1 - v2) / (2 * eps);
       x[i] = b[i] * this.scale[i];
     }
+    // As optim, name the first coordinate (in index order) whose difference is not finite.
+    for (let i = 0; i < n; i++) if (!Number.isFinite(g[i])) throw new OptimError(`non-finite finite-difference value [${i + 1}]`);
   }
+}
+
+function coordinateOrder(n: number, order: ArrayLike<number> | undefined): Int32Array {
+  const out = Int32Array.from({ length: n }, (_, i) => i);
+  if (order) {
+    if (order.length !== n) throw new RangeError(`order lists ${order.length} coordinates, expected ${n}`);
+    const seen = new Uint8Array(n);
+    for (let k = 0; k < n; k++) {
+      const i = order[k];
+      if (!(i >= 0 && i < n) || seen[i]) throw new RangeError('order is not a permutation of the coordinates');
+      seen[i] = 1;
+      out[k] = i;
+    }
+  }
+  return out;
 }
 
 function scaleOf(n: number, parscale: ArrayLike<number> | undefined): Float64Array {
@@ -88,7 +114,7 @@ export function minimizeBfgs(fn: Objective, init: ArrayLike<number>, opts: Optim
   const maxit = opts.maxit ?? 100;
   const reltol = opts.reltol ?? Math.sqrt(Number.EPSILON);
   const abstol = opts.abstol ?? -Infinity;
-  const obj = new Scaled(fn, scale, opts.ndeps ?? 1e-3);
+  const obj = new Scaled(fn, scale, opts.ndeps ?? 1e-3, opts.order);
   const b = new Float64Array(n);
   for (let i = 0; i < n; i++) b[i] = init[i] / scale[i];
 
@@ -209,12 +235,13 @@ export function numericHessian(fn: Objective, par: ArrayLike<number>, opts: Opti
   const n = par.length;
   const scale = scaleOf(n, opts.parscale);
   const ndeps = opts.ndeps ?? 1e-3;
-  const obj = new Scaled(fn, scale, ndeps);
+  const obj = new Scaled(fn, scale, ndeps, opts.order);
   const H = new Float64Array(n * n);
   const b = new Float64Array(n);
   for (let i = 0; i < n; i++) b[i] = par[i] / scale[i];
   const g1 = new Float64Array(n);
   const g2 = new Float64Array(n);
+  // In index order: b[i] comes back from +eps then -2 eps then +eps only to rounding, as in optimHess.
   for (let i = 0; i < n; i++) {
     const eps = ndeps / scale[i];
     b[i] += eps;

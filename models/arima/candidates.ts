@@ -62,7 +62,22 @@ function label(o: ArmaOrders, constant: boolean): string {
   return s;
 }
 
-/** One candidate fit scored by the information criterion (forecast's myarima). */
+/** The information criteria of a fit from its AIC (Infinity throughout when it is NaN). */
+function criteria(aic: number, npar: number, nstar: number, ic: InformationCriterion) {
+  if (Number.isNaN(aic)) return { aic: Infinity, bic: Infinity, aicc: Infinity, score: Infinity };
+  const bic = aic + npar * (Math.log(nstar) - 2);
+  const aicc = aic + (2 * npar * (npar + 1)) / (nstar - npar - 1);
+  return { aic, bic, aicc, score: ic === 'bic' ? bic : ic === 'aic' ? aic : aicc };
+}
+
+/**
+ * One candidate fit scored by the information criterion (forecast's myarima).
+ *
+ * `beat`: the score the candidate must beat to be of any use (the search's best so far). An exact
+ * (CSS-ML) fit that cannot beat it skips its coefficient covariance, whose only role is to refuse
+ * the model (a negative variance): its score is then the criterion unchecked, still >= beat, so
+ * the search makes the same choices. Not with `trace`, whose lines show the checked score.
+ */
 export function scoreModel(
   x: Float64Array,
   o: ArmaOrders,
@@ -72,34 +87,35 @@ export function scoreModel(
   offset: number,
   xreg: Regressors | null | undefined,
   trace?: (line: string) => void,
+  beat = Infinity,
 ): Candidate {
   const n = x.length;
   const diffs = o.d + o.D;
   const method: ArimaMethod = approximation ? 'CSS' : 'CSS-ML';
   const drift = diffs === 1 && constant;
+  const nstar = n - o.d - o.D * o.m;
   let fit: ArimaFit;
   try {
     // A model with a root within 1.01 of the unit circle is refused below whatever its
     // coefficient covariance, so the fit may skip computing it.
-    const common = { orders: o, method, cssWithoutState: true, refuseRootsWithin: ROOT_MARGIN };
+    const common = {
+      orders: o,
+      method,
+      cssWithoutState: true,
+      refuseRootsWithin: ROOT_MARGIN,
+      skipCovariance:
+        beat < Infinity && !trace && method === 'CSS-ML'
+          ? (aic: number, estimated: number) => criteria(aic, estimated + 1, nstar, ic).score >= beat
+          : undefined,
+    };
     fit = drift ? fitArima(x, { ...common, xreg: withDrift(n, xreg) }) : fitArima(x, { ...common, includeMean: constant, xreg: xreg ?? null });
   } catch {
     trace?.(`${label(o, constant)} : Inf`);
     return FAILED(o, constant);
   }
-  const nstar = n - o.d - o.D * o.m;
   const npar = fit.mask.filter(Boolean).length + 1;
-  let aic = method === 'CSS' ? offset + nstar * Math.log(fit.sigma2) + 2 * npar : fit.aic;
-  let bic: number;
-  let aicc: number;
-  let score: number;
-  if (!Number.isNaN(aic)) {
-    bic = aic + npar * (Math.log(nstar) - 2);
-    aicc = aic + (2 * npar * (npar + 1)) / (nstar - npar - 1);
-    score = ic === 'bic' ? bic : ic === 'aic' ? aic : aicc;
-  } else {
-    aic = bic = aicc = score = Infinity;
-  }
+  const { aic, bic, aicc, score: checked } = criteria(method === 'CSS' ? offset + nstar * Math.log(fit.sigma2) + 2 * npar : fit.aic, npar, nstar, ic);
+  let score = checked;
   let ssr = 0;
   for (const e of fit.residuals) if (!Number.isNaN(e)) ssr += e * e;
   const sigma2 = ssr / (nstar - npar + 1);

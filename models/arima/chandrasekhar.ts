@@ -22,12 +22,12 @@ let chScratch: {
   rd: number;
   pn0: Float64Array;
   pn1: Float64Array;
+  /** The increment's factor, column k at k * rd (W2: scratch for the next one). */
   W: Float64Array;
   W2: Float64Array;
   S: Float64Array;
   u: Float64Array;
   Su: Float64Array;
-  v: Float64Array;
   m0: Float64Array;
 } | null = null;
 
@@ -42,7 +42,6 @@ export function chandraScratch(rd: number) {
       S: new Float64Array(CHANDRA_MAX_RANK * CHANDRA_MAX_RANK),
       u: new Float64Array(CHANDRA_MAX_RANK),
       Su: new Float64Array(CHANDRA_MAX_RANK),
-      v: new Float64Array(rd),
       m0: new Float64Array(rd),
     };
   }
@@ -56,37 +55,61 @@ export function chandraScratch(rd: number) {
  */
 export function factorIncrement(c: ReturnType<typeof chandraScratch>, rd: number): number {
   const N = c.pn1;
-  for (let i = 0; i < rd; i++) for (let j = 0; j <= i; j++) N[i * rd + j] -= c.pn0[i * rd + j];
+  const pn0 = c.pn0;
   const at = (i: number, j: number) => (i >= j ? i * rd + j : j * rd + i);
-  let first = 0;
-  c.S.fill(0);
-  for (let k = 0; ; k++) {
-    let piv = -1;
-    let best = 0;
-    let most = 0;
-    for (let i = 0; i < rd; i++) {
-      const row = i * rd;
-      for (let j = 0; j < i; j++) most = Math.max(most, Math.abs(N[row + j]));
-      const v = Math.abs(N[row + i]);
-      most = Math.max(most, v);
-      if (v > best) {
+  // Each pass over the remainder also finds its largest entry (`most`, NaN if any entry is NaN)
+  // and its largest diagonal entry (the first of equals, row by row) for the next pivot.
+  let piv = -1;
+  let best = 0;
+  let most = 0;
+  let nan = false;
+  for (let i = 0; i < rd; i++) {
+    const row = i * rd;
+    for (let j = 0; j <= i; j++) {
+      const x = N[row + j] - pn0[row + j];
+      N[row + j] = x;
+      const v = Math.abs(x);
+      if (v > most) most = v;
+      else if (v !== v) nan = true;
+      if (j === i && v > best) {
         best = v;
         piv = i;
       }
     }
+  }
+  let first = 0;
+  c.S.fill(0);
+  for (let k = 0; ; k++) {
+    if (nan) most = NaN;
     if (k === 0) first = most;
     if (!(first > 0)) return 0;
     if (most <= CHANDRA_TOL * first) return k;
     // Only diagonal pivots: an off-diagonal-only remainder would need 2 x 2 pivots.
     if (k === CHANDRA_MAX_RANK || best < 0.01 * most) return 0;
     const dk = N[piv * rd + piv];
-    const w = c.W.subarray(k * rd, (k + 1) * rd);
-    for (let i = 0; i < rd; i++) w[i] = N[at(i, piv)] / dk;
-    for (let i = 0; i < rd; i++) {
-      const wi = w[i] * dk;
-      for (let j = 0; j <= i; j++) N[i * rd + j] -= wi * w[j];
-    }
+    const w = c.W;
+    const off = k * rd;
+    for (let i = 0; i < rd; i++) w[off + i] = N[at(i, piv)] / dk;
     c.S[k * CHANDRA_MAX_RANK + k] = dk;
+    piv = -1;
+    best = 0;
+    most = 0;
+    nan = false;
+    for (let i = 0; i < rd; i++) {
+      const wi = w[off + i] * dk;
+      const row = i * rd;
+      for (let j = 0; j <= i; j++) {
+        const x = N[row + j] - wi * w[off + j];
+        N[row + j] = x;
+        const v = Math.abs(x);
+        if (v > most) most = v;
+        else if (v !== v) nan = true;
+        if (j === i && v > best) {
+          best = v;
+          piv = i;
+        }
+      }
+    }
   }
 }
 
@@ -108,7 +131,7 @@ export function chandrasekharStep(
   dV: Float64Array,
   rd: number,
 ): number {
-  const { W, W2, S, u, Su, v } = c;
+  const { W, W2, S, u, Su } = c;
   const K = CHANDRA_MAX_RANK;
   const nd = dI.length;
   for (let k = 0; k < alpha; k++) {
@@ -130,29 +153,31 @@ export function chandrasekharStep(
     M[i] = s;
   }
   const next = gain + uSu;
-  // W <- T (W - M(t+1) u' / gain(t+1)), column by column.
+  // W <- T (W - M(t+1) u' / gain(t+1)), column by column: shift rows copy an entry of
+  // v = W - M u' / gain(t+1), general rows combine a few, zero rows are zero.
+  const { src, start, cols, vals, general, ng, shifts, ns, fresh, nf, kind } = T;
   for (let k = 0; k < alpha; k++) {
     const col = k * rd;
     const f = u[k] / next;
-    for (let i = 0; i < rd; i++) v[i] = W[col + i] - M[i] * f;
-    applyTransition(T, v, W2, col, rd);
+    for (let s = 0; s < ns; s++) {
+      const i = shifts[s];
+      const j = src[i];
+      W2[col + i] = W[col + j] - M[j] * f;
+    }
+    for (let g = 0; g < ng; g++) {
+      const i = general[g];
+      let s = 0;
+      for (let e = start[i]; e < start[i + 1]; e++) {
+        const j = cols[e];
+        s += vals[e] * (W[col + j] - M[j] * f);
+      }
+      W2[col + i] = s;
+    }
+    for (let h = 0; h < nf; h++) if (kind[fresh[h]] === 0) W2[col + fresh[h]] = 0;
   }
   for (let k = 0; k < alpha; k++) for (let j = 0; j < alpha; j++) S[k * K + j] += (Su[k] * Su[j]) / gain;
-  W.set(W2.subarray(0, alpha * rd));
+  // The new W is W2: swap the buffers rather than copy.
+  c.W = W2;
+  c.W2 = W;
   return next;
-}
-
-/** out[off + i] = (T v)[i]. */
-function applyTransition(T: TransitionRows, v: Float64Array, out: Float64Array, off: number, rd: number): void {
-  const { kind, src, start, cols, vals } = T;
-  for (let i = 0; i < rd; i++) {
-    const ki = kind[i];
-    if (ki === 1) out[off + i] = v[src[i]];
-    else if (ki === 0) out[off + i] = 0;
-    else {
-      let s = 0;
-      for (let e = start[i]; e < start[i + 1]; e++) s += vals[e] * v[cols[e]];
-      out[off + i] = s;
-    }
-  }
 }

@@ -52,6 +52,13 @@ export interface ArimaOptions {
    * covariance (the numerical Hessian): the search refuses such a model whatever it is.
    */
   readonly refuseRootsWithin?: number;
+  /**
+   * Called with the AIC of an ML fit and its number of estimated coefficients before its
+   * coefficient covariance (the numerical Hessian, the most costly part of a fit) is computed;
+   * true skips the covariance (varCoef is then null and covarianceSkipped true). The search
+   * skips it for a candidate that cannot win anyway.
+   */
+  readonly skipCovariance?: (aic: number, estimated: number) => boolean;
 }
 
 export interface ArimaFit {
@@ -82,15 +89,33 @@ export interface ArimaFit {
   readonly hasIntercept: boolean;
   /** True when refuseRootsWithin caught a root (varCoef is then null). */
   readonly refusedRoots: boolean;
+  /** True when skipCovariance declined the covariance (varCoef is then null). */
+  readonly covarianceSkipped: boolean;
 }
 
 const LOG_2PI = Math.log(2 * Math.PI);
+
+/** -2 log-likelihood from the optimiser's objective (0.5 log s2 + sumlog / 2 nu per observation). */
+function deviance(value: number, nUsed: number): number {
+  return 2 * nUsed * value + nUsed + nUsed * LOG_2PI;
+}
 
 /** True when 1 - ar_1 z - ... has all roots outside the unit circle (trailing zeros dropped). */
 function arStationary(ar: ArrayLike<number>, off: number, k: number): boolean {
   const c = new Float64Array(k);
   for (let i = 0; i < k; i++) c[i] = ar[off + i];
   return rootsOutside(c, k, 1);
+}
+
+/** Positions among the estimated coefficients: regression ones, then MA, then AR. */
+function differenceOrder(o: ArmaOrders, mask: readonly boolean[]): number[] {
+  const position: number[] = [];
+  let k = 0;
+  for (const m of mask) position.push(m ? k++ : -1);
+  const isAr = (i: number) => i < o.p || (i >= o.p + o.q && i < o.p + o.q + o.P);
+  const isMa = (i: number) => !isAr(i) && i < armaCount(o);
+  const pick = (want: (i: number) => boolean) => position.filter((pos, i) => pos >= 0 && want(i));
+  return [...pick((i) => i >= armaCount(o)), ...pick(isMa), ...pick(isAr)];
 }
 
 /** inv(H * nUsed), or A' inv(H * nUsed) A. */
@@ -180,11 +205,21 @@ export function fitArima(y: ArrayLike<number>, opts: ArimaOptions): ArimaFit {
   const init = Float64Array.from(init0);
   const coef = Float64Array.from(fixed);
   const pscale = masked(parscale, mask);
+  // Finite differences perturb the regression coefficients first, then the MA ones, then the AR
+  // ones: the likelihood reuses the filter's gains while phi and theta stay, and the stationary
+  // covariance's factorisation while phi stays (objectives.ts).
+  const order = differenceOrder(o, mask);
   const objectives = new ArimaObjectives(x, o, cols, coef, mask, delta);
 
   let res: OptimResult;
   let sigma2: number;
   let refusedRoots = false;
+  let covarianceSkipped = false;
+  const nMask = mask.filter(Boolean).length;
+  const skips = (r: OptimResult): boolean => {
+    if (opts.skipCovariance && opts.skipCovariance(deviance(r.value, nUsed) + 2 * nMask + 2, nMask)) covarianceSkipped = true;
+    return covarianceSkipped;
+  };
   const refuses = (c: Float64Array): boolean => {
     if (opts.refuseRootsWithin === undefined) return false;
     const e = expandArma(c, o, false);
@@ -202,7 +237,7 @@ export function fitArima(y: ArrayLike<number>, opts: ArimaOptions): ArimaFit {
     if (noOptim) {
       res = { par: new Float64Array(0), value: fn(new Float64Array(0)), convergence: 0, fnCount: 1, grCount: 0 };
     } else {
-      res = minimizeBfgs(fn, masked(init, mask), { parscale: pscale });
+      res = minimizeBfgs(fn, masked(init, mask), { parscale: pscale, order });
     }
     let k = 0;
     for (let i = 0; i < nPar; i++) if (mask[i]) coef[i] = res.par[k++];
@@ -218,7 +253,7 @@ export function fitArima(y: ArrayLike<number>, opts: ArimaOptions): ArimaFit {
     sigma2 = cssMeanSquare(w, n, sparsePoly(phi), sparsePoly(theta), theta.length, ncond, residuals);
     refusedRoots = opts.refuseRootsWithin !== undefined && hasRootWithin(phi, theta, opts.refuseRootsWithin);
     if (!noOptim && !refusedRoots) {
-      const H = numericHessian(fn, res.par, { parscale: pscale });
+      const H = numericHessian(fn, res.par, { parscale: pscale, order });
       varCoef = coefficientCovariance(H, res.par.length, nUsed, null);
     }
   } else {
@@ -226,7 +261,7 @@ export function fitArima(y: ArrayLike<number>, opts: ArimaOptions): ArimaFit {
       const fn = objectives.css(ncond);
       const cssRes = noOptim
         ? { par: new Float64Array(0), value: fn(new Float64Array(0)), convergence: 0 as const }
-        : minimizeBfgs(fn, masked(init, mask), { parscale: pscale });
+        : minimizeBfgs(fn, masked(init, mask), { parscale: pscale, order });
       if (cssRes.convergence === 0) {
         let k = 0;
         for (let i = 0; i < nPar; i++) if (mask[i]) init[i] = cssRes.par[k++];
@@ -245,7 +280,7 @@ export function fitArima(y: ArrayLike<number>, opts: ArimaOptions): ArimaFit {
     if (noOptim) {
       res = { par: new Float64Array(0), value: fn(new Float64Array(0)), convergence: 0, fnCount: 1, grCount: 0 };
     } else {
-      res = minimizeBfgs(fn, masked(start, mask), { parscale: pscale });
+      res = minimizeBfgs(fn, masked(start, mask), { parscale: pscale, order });
     }
     let k = 0;
     for (let i = 0; i < nPar; i++) if (mask[i]) coef[i] = res.par[k++];
@@ -259,14 +294,14 @@ export function fitArima(y: ArrayLike<number>, opts: ArimaOptions): ArimaFit {
       for (let i = 0; i < cm.length; i++) if (cm[i] !== res.par[i]) changed = true;
       if (changed) {
         const old = res.convergence;
-        res = { ...minimizeBfgs(fn, cm, { parscale: pscale, maxit: 0 }), convergence: old };
+        res = { ...minimizeBfgs(fn, cm, { parscale: pscale, order, maxit: 0 }), convergence: old };
         k = 0;
         for (let i = 0; i < nPar; i++) if (mask[i]) coef[i] = res.par[k++];
       }
       const final = undoTransform(coef, o);
       refusedRoots = refuses(final);
-      if (!refusedRoots) {
-        H = numericHessian(fn, res.par, { parscale: pscale });
+      if (!refusedRoots && !skips(res)) {
+        H = numericHessian(fn, res.par, { parscale: pscale, order });
         const Afull = transformJacobian(coef, o);
         const idx = mask.flatMap((m, i) => (m ? [i] : []));
         const kk = idx.length;
@@ -277,8 +312,8 @@ export function fitArima(y: ArrayLike<number>, opts: ArimaOptions): ArimaFit {
       coef.set(final);
     } else if (!noOptim) {
       refusedRoots = refuses(coef);
-      if (!refusedRoots) {
-        H = numericHessian(fn, res.par, { parscale: pscale });
+      if (!refusedRoots && !skips(res)) {
+        H = numericHessian(fn, res.par, { parscale: pscale, order });
         varCoef = coefficientCovariance(H, res.par.length, nUsed, null);
       }
     }
@@ -290,8 +325,7 @@ export function fitArima(y: ArrayLike<number>, opts: ArimaOptions): ArimaFit {
     sigma2 = sums.ssq / nUsed;
   }
 
-  const value = 2 * nUsed * res.value + nUsed + nUsed * LOG_2PI;
-  const nMask = mask.filter(Boolean).length;
+  const value = deviance(res.value, nUsed);
   const aic = method !== 'CSS' ? value + 2 * nMask + 2 : NaN;
 
   if (rotation) varCoef = unrotateRegression(coef, varCoef, rotation, mask, narma);
@@ -315,6 +349,7 @@ export function fitArima(y: ArrayLike<number>, opts: ArimaOptions): ArimaFit {
     regressors: { names: regNames, columns: origCols },
     hasIntercept,
     refusedRoots,
+    covarianceSkipped,
   };
 }
 

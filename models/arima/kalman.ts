@@ -5,12 +5,14 @@
  *
  * The filter works on lower triangles stored by slots (slot-covariance.ts), skips the known zeros
  * of the transition matrix, stops updating the covariance once it has converged, and, when only
- * the likelihood is wanted, switches to the Chandrasekhar recursions (chandrasekhar.ts).
+ * the likelihood is wanted, switches to the Chandrasekhar recursions (chandrasekhar.ts). A run
+ * can record its gains, which depend on the model and not on the data: kalmanReplay then filters
+ * other data through the same model by the state recursion alone, to the same rounding.
  */
 
 import { CHANDRA_ATTEMPTS, CHANDRA_RETRY, chandraScratch, chandrasekharStep, factorIncrement } from './chandrasekhar.ts';
-import { changeSinceSnapshot, diffuseUpdate, exportLower, predictCovariance, predictionCovariance, rankOneUpdate } from './slot-covariance.ts';
-import { transitionRows, type ArimaStateSpace } from './state-space.ts';
+import { diffuseUpdate, exportLower, predictCovariance, predictionCovariance, rankOneUpdate, settled } from './slot-covariance.ts';
+import { emptyTransitionRows, transitionRows, type ArimaStateSpace, type TransitionRows } from './state-space.ts';
 
 /** Sufficient statistics of the filtered likelihood. */
 export interface LikelihoodSums {
@@ -29,6 +31,27 @@ export interface FilterOptions {
    * Chandrasekhar recursions follow that increment instead of the whole covariance.
    */
   readonly sumsOnly?: boolean;
+  /** Keeps each step's gain and M, for kalmanReplay to filter other data through the same model. */
+  readonly record?: GainRecord;
+}
+
+/**
+ * The gain and M = Pn Z' of each step of one filter run. They depend on the model only (and on
+ * which observations are missing), not on the observed values, so another series (the same data
+ * less other regression coefficients) runs through the same model by the state recursion alone.
+ */
+export interface GainRecord {
+  gain: Float64Array;
+  M: Float64Array;
+}
+
+export function gainRecord(): GainRecord {
+  return { gain: new Float64Array(0), M: new Float64Array(0) };
+}
+
+function prepareRecord(rec: GainRecord, n: number, rd: number): void {
+  if (rec.gain.length !== n) rec.gain = new Float64Array(n);
+  if (rec.M.length !== n * rd) rec.M = new Float64Array(n * rd);
 }
 
 // Reusable scratch for the filter.
@@ -37,13 +60,14 @@ let scratch: {
   P: Float64Array;
   mm: Float64Array;
   snap: Float64Array;
+  snapSlot: Int32Array;
   anew: Float64Array;
   M: Float64Array;
   Mp: Float64Array;
   Kp: Float64Array;
   slot: Int32Array;
   next: Int32Array;
-  used: Uint8Array;
+  T: TransitionRows;
 } | null = null;
 
 function filterScratch(rd: number) {
@@ -53,13 +77,14 @@ function filterScratch(rd: number) {
       P: new Float64Array(rd * rd),
       mm: new Float64Array(rd * rd),
       snap: new Float64Array(rd * rd),
+      snapSlot: new Int32Array(rd),
       anew: new Float64Array(rd),
       M: new Float64Array(rd),
       Mp: new Float64Array(rd),
       Kp: new Float64Array(rd),
       slot: new Int32Array(rd),
       next: new Int32Array(rd),
-      used: new Uint8Array(rd),
+      T: emptyTransitionRows(rd),
     };
   }
   return scratch;
@@ -91,22 +116,15 @@ export function kalmanLikelihood(y: ArrayLike<number>, ss: ArimaStateSpace, resi
   const fast = opts.sumsOnly === true && resid === undefined;
   const { phi, theta, delta, r, rd, a } = ss;
   const p = phi.length;
-  const q = theta.length;
   const d = delta.length;
-  const { P, mm, snap, anew, M, Mp, Kp, slot, next, used } = filterScratch(rd);
-  const T = transitionRows(phi, delta, r, rd);
-  const { kind } = T;
+  const sc = filterScratch(rd);
+  const { P, mm, snap, snapSlot, anew, M, Mp, Kp, slot, next } = sc;
+  const T = transitionRows(phi, theta, delta, r, rd, sc.T);
   const dIdx: number[] = [];
   for (let k = 0; k < d; k++) if (delta[k] !== 0) dIdx.push(k);
   const nd = dIdx.length;
   const dI = Int32Array.from(dIdx, (k) => r + k);
   const dV = Float64Array.from(dIdx, (k) => delta[k]);
-  // R = (1, theta): the innovation loading of the ARMA block.
-  const Rv = new Float64Array(q + 1);
-  Rv[0] = 1;
-  for (let k = 0; k < q; k++) Rv[k + 1] = theta[k];
-  // Rows whose new state is computed rather than relabelled.
-  const fresh = Int32Array.from(Array.from(kind.keys()).filter((i) => kind[i] !== 1));
 
   for (let i = 0; i < rd; i++) {
     slot[i] = i;
@@ -125,6 +143,8 @@ export function kalmanLikelihood(y: ArrayLike<number>, ss: ArimaStateSpace, resi
   let retryAt = -1;
   let attempts = 0;
   const ch = fast ? chandraScratch(rd) : null;
+  const rec = opts.record;
+  if (rec) prepareRecord(rec, n, rd);
 
   let ssq = 0;
   let sumlog = 0;
@@ -142,7 +162,7 @@ export function kalmanLikelihood(y: ArrayLike<number>, ss: ArimaStateSpace, resi
       for (let t = 0; t < nd; t++) tmp += dV[t] * a[dI[t]];
       anew[r] = tmp;
     }
-    if (l > 0 && !frozen && chandra !== 2) predictCovariance(P, mm, slot, next, used, T, fresh, Rv, rd);
+    if (l > 0 && !frozen && chandra !== 2) predictCovariance(P, mm, slot, next, T, rd);
     const yl = y[l];
     if (!Number.isNaN(yl)) {
       let res = yl - anew[0];
@@ -154,6 +174,7 @@ export function kalmanLikelihood(y: ArrayLike<number>, ss: ArimaStateSpace, resi
           sumlog += Math.log(gain);
         }
         for (let i = 0; i < rd; i++) a[i] = anew[i] + (M[i] * res) / gain;
+        if (rec) keep(rec, l, gain, M, rd);
         gain = chandrasekharStep(ch!, alpha, M, gain, T, dI, dV, rd);
         continue;
       }
@@ -183,6 +204,7 @@ export function kalmanLikelihood(y: ArrayLike<number>, ss: ArimaStateSpace, resi
               sumlog += Math.log(gain);
             }
             for (let i = 0; i < rd; i++) a[i] = anew[i] + (M[i] * res) / gain;
+            if (rec) keep(rec, l, gain, M, rd);
             gain = chandrasekharStep(ch!, alpha, M, gain, T, dI, dV, rd);
             continue;
           }
@@ -203,6 +225,7 @@ export function kalmanLikelihood(y: ArrayLike<number>, ss: ArimaStateSpace, resi
       }
       if (resid) resid[l] = res / Math.sqrt(gain);
       for (let i = 0; i < rd; i++) a[i] = anew[i] + (M[i] * res) / gain;
+      if (rec) keep(rec, l, gain, M, rd);
       if (!frozen) {
         // P = Pn - M M' / gain, over the stored triangle (slot order does not matter here).
         if (diffuse) {
@@ -211,9 +234,11 @@ export function kalmanLikelihood(y: ArrayLike<number>, ss: ArimaStateSpace, resi
           rankOneUpdate(P, Mp, Kp, rd);
           if (mayFreeze) {
             const phase = l % CHECK_EVERY;
-            if (phase === CHECK_EVERY - 1) exportLower(P, slot, rd, snap);
-            else if (phase === 0 && l > 0) {
-              if (changeSinceSnapshot(P, slot, rd, snap, gain) <= STEADY_TOL) {
+            if (phase === CHECK_EVERY - 1) {
+              snap.set(P);
+              snapSlot.set(slot);
+            } else if (phase === 0 && l > 0) {
+              if (settled(P, slot, snap, snapSlot, rd, gain, STEADY_TOL)) {
                 if (++calm >= 2) frozen = true;
               } else {
                 calm = 0;
@@ -240,6 +265,62 @@ export function kalmanLikelihood(y: ArrayLike<number>, ss: ArimaStateSpace, resi
       const v = si >= sj ? P[si * rd + sj] : P[sj * rd + si];
       ss.P[i + rd * j] = v;
       ss.P[j + rd * i] = v;
+    }
+  }
+  return { ssq, sumlog, nu };
+}
+
+function keep(rec: GainRecord, l: number, gain: number, M: Float64Array, rd: number): void {
+  rec.gain[l] = gain;
+  rec.M.set(M, l * rd);
+}
+
+/**
+ * The likelihood of y through the model of a recorded run (kalmanLikelihood with `record`, on
+ * data with the same missing values): the state recursion with the recorded gains, the same
+ * arithmetic as the run itself. Leaves ss.a filtered; ss.P is not touched.
+ */
+export function kalmanReplay(y: ArrayLike<number>, ss: ArimaStateSpace, rec: GainRecord): LikelihoodSums {
+  const n = y.length;
+  const { phi, delta, r, rd, a } = ss;
+  const p = phi.length;
+  const d = delta.length;
+  const { anew } = filterScratch(rd);
+  const dIdx: number[] = [];
+  for (let k = 0; k < d; k++) if (delta[k] !== 0) dIdx.push(k);
+  const nd = dIdx.length;
+  const dI = Int32Array.from(dIdx, (k) => r + k);
+  const dV = Float64Array.from(dIdx, (k) => delta[k]);
+  const { gain: gains, M } = rec;
+  let ssq = 0;
+  let sumlog = 0;
+  let nu = 0;
+  for (let l = 0; l < n; l++) {
+    for (let i = 0; i < r; i++) {
+      let tmp = i < r - 1 ? a[i + 1] : 0;
+      if (i < p) tmp += phi[i] * a[0];
+      anew[i] = tmp;
+    }
+    if (d > 0) {
+      for (let i = r + 1; i < rd; i++) anew[i] = a[i - 1];
+      let tmp = a[0];
+      for (let t = 0; t < nd; t++) tmp += dV[t] * a[dI[t]];
+      anew[r] = tmp;
+    }
+    const yl = y[l];
+    if (!Number.isNaN(yl)) {
+      let res = yl - anew[0];
+      for (let t = 0; t < nd; t++) res -= dV[t] * anew[dI[t]];
+      const gain = gains[l];
+      if (gain < 1e4) {
+        nu++;
+        ssq += (res * res) / gain;
+        sumlog += Math.log(gain);
+      }
+      const row = l * rd;
+      for (let i = 0; i < rd; i++) a[i] = anew[i] + (M[row + i] * res) / gain;
+    } else {
+      for (let i = 0; i < rd; i++) a[i] = anew[i];
     }
   }
   return { ssq, sumlog, nu };

@@ -1,5 +1,5 @@
 import { cssMeanSquare, differenceForCss, sparsePoly } from './css.ts';
-import { kalmanLikelihood } from './kalman.ts';
+import { gainRecord, kalmanLikelihood, kalmanReplay, type GainRecord } from './kalman.ts';
 import { removeRegression } from './regression.ts';
 import { makeStateSpace, resetStateSpace, type ArimaStateSpace } from './state-space.ts';
 import { armaCount, expandArma, type ArmaOrders } from './transform.ts';
@@ -14,6 +14,12 @@ export class ArimaObjectives {
   private readonly narma: number;
   private cachedW = false;
   private ss: ArimaStateSpace | null = null;
+  /**
+   * With regressors: the filter's gains of the last model run, for the next call with the same
+   * phi and theta (differences in the regression coefficients) to reuse.
+   */
+  private readonly gains: GainRecord | null;
+  private gainsFor: { phi: Float64Array; theta: Float64Array } | null = null;
 
   constructor(
     private readonly x: Float64Array,
@@ -29,6 +35,7 @@ export class ArimaObjectives {
     this.resid = new Float64Array(this.n);
     this.par = new Float64Array(base.length);
     this.narma = armaCount(o);
+    this.gains = cols.length > 0 ? gainRecord() : null;
   }
 
   private fill(p: ArrayLike<number>): Float64Array {
@@ -61,21 +68,36 @@ export class ArimaObjectives {
       const { phi, theta } = expandArma(par, this.o, transform);
       const r = Math.max(phi.length, theta.length + 1);
       if (r > 350) return Number.MAX_VALUE;
-      let ss = this.ss;
-      if (!ss || ss.phi.length !== phi.length || ss.theta.length !== theta.length) {
-        ss = makeStateSpace(phi, theta, this.delta);
-        this.ss = ss;
-      } else {
-        ss.phi.set(phi);
-        ss.theta.set(theta);
-        resetStateSpace(ss);
-      }
       removeRegression(this.x, this.cols, par, this.narma, this.work);
-      const { ssq, sumlog, nu } = kalmanLikelihood(this.work, ss, undefined, { sumsOnly: true });
+      let ss = this.ss;
+      let sums;
+      if (ss && this.gainsFor && same(this.gainsFor.phi, phi) && same(this.gainsFor.theta, theta)) {
+        // Only the regression coefficients moved: the same model, other data.
+        ss.a.fill(0);
+        sums = kalmanReplay(this.work, ss, this.gains!);
+      } else {
+        if (!ss || ss.phi.length !== phi.length || ss.theta.length !== theta.length) {
+          ss = makeStateSpace(phi, theta, this.delta);
+          this.ss = ss;
+        } else {
+          ss.phi.set(phi);
+          ss.theta.set(theta);
+          resetStateSpace(ss);
+        }
+        sums = kalmanLikelihood(this.work, ss, undefined, { sumsOnly: true, record: this.gains ?? undefined });
+        if (this.gains) this.gainsFor = { phi: Float64Array.from(phi), theta: Float64Array.from(theta) };
+      }
+      const { ssq, sumlog, nu } = sums;
       const s2 = ssq / nu;
       return 0.5 * (Math.log(s2) + sumlog / nu);
     };
   }
+}
+
+function same(a: Float64Array, b: Float64Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 export function masked(v: ArrayLike<number>, mask: readonly boolean[]): Float64Array {

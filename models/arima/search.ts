@@ -87,16 +87,18 @@ export function autoArima(y: ArrayLike<number>, opts: AutoArimaOptions): AutoAri
   const nmodels = opts.nmodels ?? 94;
   type Row = { p: number; q: number; P: number; Q: number; constant: boolean; ic: number };
   const results: Row[] = [];
+  let best: Candidate;
   const orders = (pp: number, qq: number, PP: number, QQ: number): ArmaOrders => ({ p: pp, d, q: qq, P: PP, D, Q: QQ, m });
   const tryModel = (pp: number, qq: number, PP: number, QQ: number, c: boolean): Candidate => {
-    const fit = scoreModel(x, orders(pp, qq, PP, QQ), c, ic, approximation, offset, xreg, trace);
+    // Every model after the first is kept only if it beats the best so far.
+    const fit = scoreModel(x, orders(pp, qq, PP, QQ), c, ic, approximation, offset, xreg, trace, results.length > 0 ? best.ic : Infinity);
     results.push({ p: pp, q: qq, P: PP, Q: QQ, constant: c, ic: fit.ic });
     return fit;
   };
   const isNew = (pp: number, qq: number, PP: number, QQ: number, c: boolean) =>
     !results.some((r) => r.p === pp && r.q === qq && r.P === PP && r.Q === QQ && r.constant === c);
 
-  let best = tryModel(p, q, P, Q, constant);
+  best = tryModel(p, q, P, Q, constant);
   let fit = tryModel(0, 0, 0, 0, constant);
   if (fit.ic < best.ic) {
     best = fit;

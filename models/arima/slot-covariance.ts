@@ -49,80 +49,77 @@ export function diffuseUpdate(P: Float64Array, M: Float64Array, gain: number, rd
   }
 }
 
-/** P <- T P T' + R R' in place, computing only the states that are not a relabelled shift. */
-export function predictCovariance(
-  P: Float64Array,
-  mm: Float64Array,
-  slot: Int32Array,
-  next: Int32Array,
-  used: Uint8Array,
-  T: TransitionRows,
-  fresh: Int32Array,
-  Rv: Float64Array,
-  rd: number,
-): void {
-  const { kind, src, start, cols, vals, general } = T;
-  const ng = general.length;
-  const nf = fresh.length;
-  const q = Rv.length - 1;
+/**
+ * P <- T P T' + R R' in place, computing only the states that are not a relabelled shift: the
+ * rows of T P for the general rows of T, then the fresh states' rows of T P T' from them. Only
+ * the non-zero entries of R enter R R'.
+ */
+export function predictCovariance(P: Float64Array, mm: Float64Array, slot: Int32Array, next: Int32Array, T: TransitionRows, rd: number): void {
+  const { kind, src, start, cols, vals, general, ng, shifts, ns, fresh, nf, freed, rIdx, rVal, nr } = T;
   // Rows of T P (over slots) for the general rows, from the old covariance.
   for (let g = 0; g < ng; g++) {
     const i = general[g];
     const row = g * rd;
-    for (let c = 0; c < rd; c++) mm[row + c] = 0;
-    for (let e = start[i]; e < start[i + 1]; e++) {
+    const e0 = start[i];
+    const e1 = start[i + 1];
+    for (let e = e0; e < e1; e++) {
       const v = vals[e];
       const k = slot[cols[e]];
       const rk = k * rd;
-      for (let c = 0; c <= k; c++) mm[row + c] += v * P[rk + c];
-      for (let c = k + 1; c < rd; c++) mm[row + c] += v * P[c * rd + k];
+      if (e === e0) {
+        for (let c = 0; c <= k; c++) mm[row + c] = 0 + v * P[rk + c];
+        for (let c = k + 1; c < rd; c++) mm[row + c] = 0 + v * P[c * rd + k];
+      } else {
+        for (let c = 0; c <= k; c++) mm[row + c] += v * P[rk + c];
+        for (let c = k + 1; c < rd; c++) mm[row + c] += v * P[c * rd + k];
+      }
     }
   }
-  // Relabel: a shifted state keeps its source's slot; freed slots go to the fresh states.
-  used.fill(0);
-  for (let i = 0; i < rd; i++) {
-    if (kind[i] === 1) {
-      const sl = slot[src[i]];
-      next[i] = sl;
-      used[sl] = 1;
-    }
+  // Relabel: a shifted state keeps its source's slot; the slots of the states no shift reads go
+  // to the fresh states.
+  for (let s = 0; s < ns; s++) {
+    const i = shifts[s];
+    next[i] = slot[src[i]];
   }
-  let freeSlot = 0;
-  for (let f = 0; f < nf; f++) {
-    while (used[freeSlot]) freeSlot++;
-    next[fresh[f]] = freeSlot;
-    used[freeSlot] = 1;
-  }
+  for (let f = 0; f < nf; f++) next[fresh[f]] = slot[freed[f]];
   // Rows of the fresh states: general rows from T P, zero rows zero.
   let g = 0;
   for (let f = 0; f < nf; f++) {
     const i = fresh[f];
     const si = next[i];
+    const rsi = si * rd;
     if (kind[i] === 0) {
-      for (let c = 0; c <= si; c++) P[si * rd + c] = 0;
+      for (let c = 0; c <= si; c++) P[rsi + c] = 0;
       for (let c = si + 1; c < rd; c++) P[c * rd + si] = 0;
       continue;
     }
     while (general[g] !== i) g++;
     const row = g * rd;
-    for (let j = 0; j < rd; j++) {
-      const kj = kind[j];
-      if (kj === 0 || (kj === 2 && j > i)) continue; // zero, or written from row j's side
+    for (let s = 0; s < ns; s++) {
+      const sj = next[shifts[s]];
+      const v = mm[row + sj];
+      if (si >= sj) P[rsi + sj] = v;
+      else P[sj * rd + si] = v;
+    }
+    // General rows j <= i (a later one writes the pair from its own side).
+    for (let h = 0; h < ng; h++) {
+      const j = general[h];
+      if (j > i) break;
       let v = 0;
-      if (kj === 1) v = mm[row + next[j]];
-      else for (let e = start[j]; e < start[j + 1]; e++) v += vals[e] * mm[row + slot[cols[e]]];
+      for (let e = start[j]; e < start[j + 1]; e++) v += vals[e] * mm[row + slot[cols[e]]];
       const sj = next[j];
-      if (si >= sj) P[si * rd + sj] = v;
+      if (si >= sj) P[rsi + sj] = v;
       else P[sj * rd + si] = v;
     }
   }
-  slot.set(next);
-  // + R R' on the states 0..q.
-  for (let i = 0; i <= q; i++) {
-    const si = slot[i];
-    for (let j = 0; j <= i; j++) {
-      const sj = slot[j];
-      const v = Rv[i] * Rv[j];
+  for (let i = 0; i < rd; i++) slot[i] = next[i];
+  // + R R' on the non-zero entries of R.
+  for (let a = 0; a < nr; a++) {
+    const si = slot[rIdx[a]];
+    const ra = rVal[a];
+    for (let b = 0; b <= a; b++) {
+      const sj = slot[rIdx[b]];
+      const v = ra * rVal[b];
       if (si >= sj) P[si * rd + sj] += v;
       else P[sj * rd + si] += v;
     }
@@ -141,21 +138,46 @@ export function exportLower(P: Float64Array, slot: Int32Array, rd: number, dst: 
 }
 
 /**
- * Largest change of P since the snapshot, relative to the larger of its diagonal and the
- * gain (the predicted covariance is at least R R', gain >= 1: it sets the scale when P -> 0).
+ * Whether P moved by at most tol since the snapshot (snap: a copy of the stored P when the
+ * state -> slot map was snapSlot), relative to the larger of its diagonal and the gain (the
+ * predicted covariance is at least R R', gain >= 1: it sets the scale when P -> 0): the largest
+ * change over the lower triangle divided by that scale, compared with tol. An entry that moved
+ * more settles it at once; only a covariance that has about converged is scanned in full.
  */
-export function changeSinceSnapshot(P: Float64Array, slot: Int32Array, rd: number, snap: Float64Array, gain: number): number {
-  let change = 0;
+export function settled(P: Float64Array, slot: Int32Array, snap: Float64Array, snapSlot: Int32Array, rd: number, gain: number, tol: number): boolean {
   let size = gain;
   for (let i = 0; i < rd; i++) {
+    const v = Math.abs(P[slot[i] * (rd + 1)]);
+    if (v > size) size = v;
+  }
+  // Division by a finite size > 0 keeps order: (largest dv) / size is the largest dv / size, so
+  // one entry above tol settles it, and none settles it the other way.
+  if (size > 0 && size < Infinity) {
+    for (let i = 0; i < rd; i++) {
+      const si = slot[i];
+      const ti = snapSlot[i];
+      for (let j = 0; j <= i; j++) {
+        const sj = slot[j];
+        const tj = snapSlot[j];
+        const v = si >= sj ? P[si * rd + sj] : P[sj * rd + si];
+        const w = ti >= tj ? snap[ti * rd + tj] : snap[tj * rd + ti];
+        if (Math.abs(v - w) / size > tol) return false;
+      }
+    }
+    return true;
+  }
+  let change = 0;
+  for (let i = 0; i < rd; i++) {
     const si = slot[i];
+    const ti = snapSlot[i];
     for (let j = 0; j <= i; j++) {
       const sj = slot[j];
+      const tj = snapSlot[j];
       const v = si >= sj ? P[si * rd + sj] : P[sj * rd + si];
-      const dv = Math.abs(v - snap[i * rd + j]);
+      const w = ti >= tj ? snap[ti * rd + tj] : snap[tj * rd + ti];
+      const dv = Math.abs(v - w);
       if (dv > change) change = dv;
-      if (i === j && Math.abs(v) > size) size = Math.abs(v);
     }
   }
-  return change / size;
+  return change / size <= tol;
 }

@@ -98,51 +98,120 @@ export function resetStateSpace(ss: ArimaStateSpace): void {
 
 /**
  * Sparse rows of the transition matrix T: row i is zero (kind 0), a pure shift T[i, src] = 1
- * (kind 1), or a short general row (kind 2, entries in cols/vals from start[i]).
+ * (kind 1), or a short general row (kind 2, entries in cols/vals from start[i]). With the lists
+ * the filter's covariance step walks (slot-covariance.ts), each of them in row order: the
+ * general rows, the shift rows, the fresh rows (not a shift: zero or general), the states that
+ * no shift row reads (as many as the fresh rows), and the non-zero entries of R = (1, theta).
+ * The arrays are sized for the state; the counts say how much of each list is in use.
  */
 export interface TransitionRows {
+  readonly rd: number;
   readonly kind: Uint8Array;
   readonly src: Int32Array;
   readonly start: Int32Array;
   readonly cols: Int32Array;
   readonly vals: Float64Array;
-  /** The general rows, in order. */
   readonly general: Int32Array;
+  ng: number;
+  readonly shifts: Int32Array;
+  ns: number;
+  readonly fresh: Int32Array;
+  nf: number;
+  readonly freed: Int32Array;
+  /** Non-zero entries of R = (1, theta, 0, ...): their states and values. */
+  readonly rIdx: Int32Array;
+  readonly rVal: Float64Array;
+  nr: number;
+  /** Scratch: states read by some shift row. */
+  readonly read: Uint8Array;
 }
 
-export function transitionRows(phi: Float64Array, delta: Float64Array, r: number, rd: number): TransitionRows {
+export function emptyTransitionRows(rd: number): TransitionRows {
+  return {
+    rd,
+    kind: new Uint8Array(rd),
+    src: new Int32Array(rd),
+    start: new Int32Array(rd + 1),
+    cols: new Int32Array(3 * rd + 2),
+    vals: new Float64Array(3 * rd + 2),
+    general: new Int32Array(rd),
+    ng: 0,
+    shifts: new Int32Array(rd),
+    ns: 0,
+    fresh: new Int32Array(rd),
+    nf: 0,
+    freed: new Int32Array(rd),
+    rIdx: new Int32Array(rd),
+    rVal: new Float64Array(rd),
+    nr: 0,
+    read: new Uint8Array(rd),
+  };
+}
+
+/** The transition rows of the model (phi, theta, delta), into `into` when given (sized for rd). */
+export function transitionRows(phi: Float64Array, theta: Float64Array, delta: Float64Array, r: number, rd: number, into?: TransitionRows): TransitionRows {
+  const T = into && into.rd === rd ? into : emptyTransitionRows(rd);
+  const { kind, src, start, cols, vals, general, shifts, fresh, freed, rIdx, rVal, read } = T;
   const p = phi.length;
-  const kind = new Uint8Array(rd);
-  const src = new Int32Array(rd);
-  const start = new Int32Array(rd + 1);
-  const cols: number[] = [];
-  const vals: number[] = [];
-  const general: number[] = [];
+  let ne = 0;
+  let ng = 0;
+  let ns = 0;
+  let nf = 0;
+  read.fill(0);
   for (let i = 0; i < rd; i++) {
-    start[i] = cols.length;
-    const entries: [number, number][] = [];
+    start[i] = ne;
     if (i < r) {
-      if (i < p && phi[i] !== 0) entries.push([0, phi[i]]);
-      if (i < r - 1) entries.push([i + 1, 1]);
+      if (i < p && phi[i] !== 0) {
+        cols[ne] = 0;
+        vals[ne++] = phi[i];
+      }
+      if (i < r - 1) {
+        cols[ne] = i + 1;
+        vals[ne++] = 1;
+      }
     } else if (i === r) {
-      entries.push([0, 1]);
-      for (let k = 0; k < delta.length; k++) if (delta[k] !== 0) entries.push([r + k, delta[k]]);
+      cols[ne] = 0;
+      vals[ne++] = 1;
+      for (let k = 0; k < delta.length; k++) {
+        if (delta[k] !== 0) {
+          cols[ne] = r + k;
+          vals[ne++] = delta[k];
+        }
+      }
     } else {
-      entries.push([i - 1, 1]);
+      cols[ne] = i - 1;
+      vals[ne++] = 1;
     }
-    if (entries.length === 0) kind[i] = 0;
-    else if (entries.length === 1 && entries[0][1] === 1) {
+    const count = ne - start[i];
+    if (count === 0) {
+      kind[i] = 0;
+      fresh[nf++] = i;
+    } else if (count === 1 && vals[start[i]] === 1) {
       kind[i] = 1;
-      src[i] = entries[0][0];
+      src[i] = cols[start[i]];
+      read[src[i]] = 1;
+      shifts[ns++] = i;
+      ne = start[i]; // a shift keeps no entry
     } else {
       kind[i] = 2;
-      general.push(i);
-      for (const [c, v] of entries) {
-        cols.push(c);
-        vals.push(v);
-      }
+      general[ng++] = i;
+      fresh[nf++] = i;
     }
   }
-  start[rd] = cols.length;
-  return { kind, src, start, cols: Int32Array.from(cols), vals: Float64Array.from(vals), general: Int32Array.from(general) };
+  start[rd] = ne;
+  let k = 0;
+  for (let i = 0; i < rd; i++) if (!read[i]) freed[k++] = i;
+  let nr = 0;
+  for (let i = 0; i <= theta.length && i < r; i++) {
+    const v = i === 0 ? 1 : theta[i - 1];
+    if (v !== 0) {
+      rIdx[nr] = i;
+      rVal[nr++] = v;
+    }
+  }
+  T.ng = ng;
+  T.ns = ns;
+  T.nf = nf;
+  T.nr = nr;
+  return T;
 }

@@ -35,6 +35,19 @@ interface Workspace {
   mergeA: Int32Array;
   mergeB: Int32Array;
   mergeVals: Float64Array;
+  /**
+   * The rotations the equations went through, in order (pivot, x_i, cbar, sbar), and where each
+   * equation's end: all the right-hand sides see of the factorisation.
+   */
+  rotPivot: Int32Array;
+  rotX: Float64Array;
+  rotC: Float64Array;
+  rotS: Float64Array;
+  nRot: number;
+  eqEnd: Int32Array;
+  /** The AR coefficients (and r) the factorisation is for; r = 0 when there is none. */
+  keyPhi: Float64Array;
+  keyR: number;
 }
 
 let work: Workspace | null = null;
@@ -57,6 +70,14 @@ function workspace(np: number): Workspace {
       mergeA: new Int32Array(np),
       mergeB: new Int32Array(np),
       mergeVals: new Float64Array(np),
+      rotPivot: new Int32Array(4 * np),
+      rotX: new Float64Array(4 * np),
+      rotC: new Float64Array(4 * np),
+      rotS: new Float64Array(4 * np),
+      nRot: 0,
+      eqEnd: new Int32Array(np),
+      keyPhi: new Float64Array(0),
+      keyR: 0,
     };
   }
   return work;
@@ -104,8 +125,12 @@ function storeRow(ws: Workspace, row: number, cols: Int32Array, vals: Float64Arr
     ws.patCap[row] = cap;
     ws.poolUsed += cap;
   }
-  ws.pool.set(cols.subarray(0, n), ws.patStart[row]);
-  ws.poolVals.set(vals.subarray(0, n), ws.patStart[row]);
+  const { pool, poolVals } = ws;
+  const at = ws.patStart[row];
+  for (let k = 0; k < n; k++) {
+    pool[at + k] = cols[k];
+    poolVals[at + k] = vals[k];
+  }
   ws.patLen[row] = n;
 }
 
@@ -164,11 +189,58 @@ function includeEquation(ws: Workspace, y: number): void {
       }
     }
     storeRow(ws, i, mergeA, mergeVals, nu);
+    logRotation(ws, i, xi, cbar, sbar);
     const yk = y;
     y = yk - xi * thetab[i];
     thetab[i] = cbar * thetab[i] + sbar * yk;
     if (di === 0) return;
   }
+}
+
+function logRotation(ws: Workspace, i: number, x: number, c: number, s: number): void {
+  let k = ws.nRot;
+  if (k === ws.rotPivot.length) {
+    const grow = <T extends Int32Array | Float64Array>(a: T): T => {
+      const b = new (a.constructor as { new (n: number): T })(2 * a.length);
+      b.set(a);
+      return b;
+    };
+    ws.rotPivot = grow(ws.rotPivot);
+    ws.rotX = grow(ws.rotX);
+    ws.rotC = grow(ws.rotC);
+    ws.rotS = grow(ws.rotS);
+  }
+  ws.rotPivot[k] = i;
+  ws.rotX[k] = x;
+  ws.rotC[k] = c;
+  ws.rotS[k++] = s;
+  ws.nRot = k;
+}
+
+/**
+ * Runs a right-hand side through the logged rotations (what includeEquation does to y and
+ * thetab, in the same order, so to the same rounding).
+ */
+function replayRotations(ws: Workspace, V: Float64Array): void {
+  const { rotPivot, rotX, rotC, rotS, eqEnd, thetab, np } = ws;
+  thetab.fill(0);
+  let k = 0;
+  for (let eq = 0; eq < np; eq++) {
+    let y = V[eq];
+    const end = eqEnd[eq];
+    for (; k < end; k++) {
+      const i = rotPivot[k];
+      const yk = y;
+      y = yk - rotX[k] * thetab[i];
+      thetab[i] = rotC[k] * thetab[i] + rotS[k] * yk;
+    }
+  }
+}
+
+function sameAr(ws: Workspace, phi: Float64Array, r: number): boolean {
+  if (ws.keyR !== r || ws.keyPhi.length !== phi.length) return false;
+  for (let i = 0; i < phi.length; i++) if (ws.keyPhi[i] !== phi[i]) return false;
+  return true;
 }
 
 /** Clears the equation vector (only its flagged positions are non-zero). */
@@ -185,7 +257,29 @@ function clearEquation(ws: Workspace): void {
   }
 }
 
-/** Q0 (r x r, column-major into out; r = max(p, q + 1)) for AR coefficients phi, MA theta. */
+/**
+ * Back-substitution through the factor, each row's terms subtracted from the last column down;
+ * then the first column (stored last) moves to the front: packed column-major order again.
+ */
+function backSubstitute(ws: Workspace, res: Float64Array, r: number): void {
+  const { np, thetab, pool, poolVals, patStart, patLen } = ws;
+  for (let im = np - 1; im >= 0; im--) {
+    let bi = thetab[im];
+    const ps = patStart[im];
+    for (let t = patLen[im] - 1; t >= 0; t--) bi -= poolVals[ps + t] * res[pool[ps + t]];
+    res[im] = bi;
+  }
+  const npr = np - r;
+  const first = res.slice(npr, np);
+  res.copyWithin(r, 0, npr);
+  res.set(first, 0);
+}
+
+/**
+ * Q0 (r x r, column-major into out; r = max(p, q + 1)) for AR coefficients phi, MA theta. The
+ * factorisation of the last phi is kept: a call with the same phi and another theta (the
+ * likelihood's finite differences in the MA coefficients) only replays its rotations.
+ */
 export function stationaryCovariance(phi: Float64Array, theta: Float64Array, out: Float64Array): void {
   const p = phi.length;
   const q = theta.length;
@@ -205,8 +299,14 @@ export function stationaryCovariance(phi: Float64Array, theta: Float64Array, out
     for (let i = j; i < r; i++) V[eq++] = coefR(i) * vj;
   }
   const res = out; // the first np entries hold the packed solution
-  if (p > 0) {
+  if (p > 0 && sameAr(ws, phi, r)) {
+    // The factorisation depends on phi only: for another theta, only the right-hand side moves.
+    replayRotations(ws, V);
+    backSubstitute(ws, res, r);
+  } else if (p > 0) {
     const { xrow, bits, thetab, dvec } = ws;
+    ws.keyR = 0;
+    ws.nRot = 0;
     dvec.fill(0);
     thetab.fill(0);
     xrow.fill(0);
@@ -246,22 +346,15 @@ export function stationaryCovariance(phi: Float64Array, theta: Float64Array, out
         setBit(bits, npr);
         add(self, 1);
         includeEquation(ws, y);
+        ws.eqEnd[eq - 1] = ws.nRot;
         clearEquation(ws);
         if (hasI) colI++;
       }
     }
-    // Back-substitution, each row's terms subtracted from the last column down.
-    const { pool, poolVals, patStart, patLen } = ws;
-    for (let im = np - 1; im >= 0; im--) {
-      let bi = thetab[im];
-      const ps = patStart[im];
-      for (let t = patLen[im] - 1; t >= 0; t--) bi -= poolVals[ps + t] * res[pool[ps + t]];
-      res[im] = bi;
-    }
-    // Move the first column (stored last) to the front: packed column-major order again.
-    const first = res.slice(npr, np);
-    res.copyWithin(r, 0, npr);
-    res.set(first, 0);
+    if (ws.keyPhi.length !== p) ws.keyPhi = new Float64Array(p);
+    ws.keyPhi.set(phi);
+    ws.keyR = r;
+    backSubstitute(ws, res, r);
   } else {
     // Pure MA: Q(i, j) = V(i, j) + Q(i + 1, j + 1), filled from the bottom-right corner.
     let indn = np;

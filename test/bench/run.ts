@@ -24,6 +24,10 @@ const BENCHMARKS: Record<string, readonly [summary: string, load: () => Promise<
     'one beta backtest job (100,000 weekly series x 10 cutoffs) through API and worker processes, Temporal and a bucket, vs the engine in-process',
     () => import('./scale.ts'),
   ],
+  'arima-speed': [
+    '33 short monthly/quarterly series (R datasets + seeded SARIMA): aarima CPU time vs R auto.arima, same model or not',
+    () => import('./arima-speed.ts'),
+  ],
   refit: ['a backtest of 20 creation dates per series refitting every date against every n-th: speed-up and accuracy given up', () => import('./refit.ts')],
   onnx: ['fixture foundation models on ONNX Runtime over M4 Hourly: series/s batched vs one at a time', () => import('./onnx.ts')],
 };
