@@ -24,7 +24,6 @@ export interface PlannedForecast {
   refitted: boolean;
 }
 
-
 /** model_config's season_length (the shortest of a list), else the model's own default (naive: 1), else the frequency's. */
 export function resolveSeasonLength(request: ForecastRequest, model: string): number {
   const configured = request.model_config && 'season_length' in request.model_config.config ? request.model_config.config.season_length : null;

@@ -16,7 +16,19 @@ import { METRIC_NAMES, quantileColumn, writeAppendedParts } from './results.ts';
  */
 
 /** Column names of the results that an identifier may not take. */
-export const BETA_RESULT_COLUMNS = ['job_id', 'cutoff', 'time', 'target', 'step', 'model', 'mean', 'actual', 'known_steps', 'refitted', ...METRIC_NAMES] as const;
+export const BETA_RESULT_COLUMNS = [
+  'job_id',
+  'cutoff',
+  'time',
+  'target',
+  'step',
+  'model',
+  'mean',
+  'actual',
+  'known_steps',
+  'refitted',
+  ...METRIC_NAMES,
+] as const;
 
 /** What a beta chunk's results are named by. */
 export interface BetaResultNames {
