@@ -269,3 +269,25 @@ test('a refit policy in a job: dates split across chunks keep the fits the whole
   const metrics = await app.inject({ method: 'GET', url: `/forecast-jobs/${res.json().job_id}/metrics.parquet`, headers: AUTH });
   expect(metrics.statusCode).toBe(200);
 });
+
+test('an ensemble job (a global member couples the series) answers what the synchronous endpoint answers', async () => {
+  const index = Array.from({ length: 120 }, (_, t) => new Date(Date.UTC(2024, 0, 1) + t * 3_600_000).toISOString().slice(0, 19));
+  const series = [0, 1, 2].map((k) => ({
+    target: index.map((_, t) => 100 + 10 * k + 8 * Math.sin((2 * Math.PI * t) / 24) + ((t * 7919 + k * 104729) % 7)),
+    index,
+    fcds: [96, 120],
+  }));
+  const body = {
+    series,
+    horizon: 6,
+    freq: 'H',
+    quantiles: [0.1, 0.9],
+    model_config: { model: 'ensemble', config: { members: ['theta', 'seasonal-naive', 'svc-global'], conformal_windows: 3 } },
+  };
+  const res = await submit(body, 'model=ensemble');
+  expect(res.statusCode).toBe(200);
+  const done = (await poll(res.json().job_id)).json();
+  expect(done.status).toBe('completed');
+  const sync = (await app.inject({ method: 'POST', url: '/forecast?model=ensemble', headers: AUTH, payload: body })).json();
+  expect(done.series).toEqual(sync.series);
+});
