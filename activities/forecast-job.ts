@@ -7,6 +7,7 @@ import { seriesAreCoupled } from '../engine/plan.ts';
 import { modelEntry } from '../models/registry.ts';
 import type { JobStore } from '../store/job-store.ts';
 import { jobKind, type JobMeta } from '../store/layout.ts';
+import { jobChunkDuration } from '../telemetry/metrics.ts';
 import { createBetaActivities, type BetaDependencies } from './beta-job.ts';
 import { JobDocuments } from './job-documents.ts';
 
@@ -69,6 +70,22 @@ async function heartbeating<T>(work: () => Promise<T>): Promise<T> {
 export function createActivities({ engine, store, forecastsPerChunk, beta }: ActivityDependencies) {
   const documents = new JobDocuments();
   const betaJobs = createBetaActivities({ engine, store, ...beta, minimumForecastsPerChunk: forecastsPerChunk, documents });
+
+  async function runOneChunk(meta: JobMeta, chunkNumber: number): Promise<number> {
+    if (jobKind(meta) === 'beta') return betaJobs.runBetaChunk(meta, chunkNumber);
+    const chunk = await store.chunk(meta.job_id, chunkNumber);
+    const rows = await computePredictions(engine, chunk.request, meta.model, 'background', undefined, chunk.refitFcds);
+    const results = rows.map(({ planned, prediction }) => ({
+      seriesIndex: chunk.seriesIndex[planned.seriesIndex],
+      fcdIndex: chunk.fcdPositions[planned.seriesIndex][planned.fcdPosition],
+      fcd: planned.fcd,
+      serie: chunk.request.series[planned.seriesIndex],
+      prediction,
+    }));
+    await store.writeResults(meta, chunkNumber, results);
+    return rows.length;
+  }
+
   return {
     /** Splits the stored input into chunks; safe to repeat (same input, same chunks). */
     async planJob(jobId: string): Promise<JobPlan> {
@@ -90,21 +107,14 @@ export function createActivities({ engine, store, forecastsPerChunk, beta }: Act
     async runChunk(jobId: string, chunkNumber: number): Promise<number> {
       return heartbeating(async () => {
         const meta = await documents.get(`meta/${jobId}`, () => jobMeta(store, jobId));
-        if (jobKind(meta) === 'beta') return betaJobs.runBetaChunk(meta, chunkNumber);
-        const chunk = await store.chunk(jobId, chunkNumber);
-        const rows = await computePredictions(engine, chunk.request, meta.model, 'background', undefined, chunk.refitFcds);
-        const results = rows.map(({ planned, prediction }) => ({
-          seriesIndex: chunk.seriesIndex[planned.seriesIndex],
-          fcdIndex: chunk.fcdPositions[planned.seriesIndex][planned.fcdPosition],
-          fcd: planned.fcd,
-          serie: chunk.request.series[planned.seriesIndex],
-          prediction,
-        }));
-        await store.writeResults(meta, chunkNumber, results);
-        return rows.length;
+        const timer = jobChunkDuration.startTimer({ kind: jobKind(meta) });
+        try {
+          return await runOneChunk(meta, chunkNumber);
+        } finally {
+          timer();
+        }
       });
     },
-
     /** Counts what the job wrote: every metrics row it planned (one per forecast, and target for a beta job), or the job is not complete. */
     async summarizeJob(jobId: string, expectedForecasts: number, expectedMetricRows = expectedForecasts): Promise<JobSummary> {
       if (expectedForecasts === 0) return { forecasts: 0, predictionRows: 0, metricRows: 0 };

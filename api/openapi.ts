@@ -77,9 +77,40 @@ export function buildOpenApiDocument(defaultModel: string): ReturnType<typeof cr
           responses: { '200': { description: 'OpenAPI 3.1 document.', content: { 'application/json': { schema: { type: 'object' } } } } },
         },
       },
+      '/healthz': {
+        get: {
+          operationId: 'healthz',
+          summary: 'Liveness: the process answers. No key needed.',
+          security: [],
+          responses: { '200': { description: 'Alive.', content: { 'application/json': { schema: HealthResponse } } } },
+        },
+      },
+      '/readyz': {
+        get: {
+          operationId: 'readyz',
+          summary: 'Readiness: Temporal and the job store (STORAGE_URL) answer, so jobs can be served. No key needed.',
+          security: [],
+          responses: {
+            '200': { description: 'Ready; `checks` lists what was checked.', content: { 'application/json': { schema: ReadyResponse } } },
+            '503': problemResponse('A dependency is unreachable (`not_ready`); the detail names it.'),
+          },
+        },
+      },
+      '/metrics': {
+        get: {
+          operationId: 'metrics',
+          summary:
+            'Prometheus metrics, text format 0.0.4: http_requests_total and http_request_duration_seconds by method, route and status; forecasts_total by model and outcome; model_batch_duration_seconds and model_fit_seconds_total by model; model_thread_queue_depth; job_chunk_duration_seconds by job kind; the process metrics of prom-client. No key needed.',
+          security: [],
+          responses: { '200': { description: 'The metrics.', content: { 'text/plain': { schema: { type: 'string' } } } } },
+        },
+      },
     },
   });
 }
+
+const HealthResponse = z.object({ status: z.literal('ok') }).meta({ id: 'HealthResponse' });
+const ReadyResponse = z.object({ status: z.literal('ready'), checks: z.array(z.enum(['temporal', 'storage'])) }).meta({ id: 'ReadyResponse' });
 
 const parquet = (what: string) => ({
   description: what,

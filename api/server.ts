@@ -9,6 +9,7 @@ import { buildOpenApiDocument } from './openapi.ts';
 import { rateLimitPlugin } from './rate-limit.ts';
 import { betaRoutes } from './routes/beta.ts';
 import { forecastRoutes } from './routes/forecast.ts';
+import { operationsRoutes } from './routes/operations.ts';
 import { jobRoutes } from './routes/jobs.ts';
 import { warmupRoutes } from './routes/warmup.ts';
 
@@ -33,6 +34,8 @@ export async function buildServer(config: Config, parts: ServerParts = {}): Prom
   await app.register(errorsPlugin);
   await app.register(authPlugin, { resolver: parts.keyResolver ?? new KeyResolver(config) });
   await app.register(rateLimitPlugin, config.rateLimit);
+  // First, so that its request counting sees every route.
+  await app.register(operationsRoutes, { jobs: parts.jobs });
 
   const openapi = buildOpenApiDocument(config.defaultModel);
   app.get('/openapi', { config: { public: true } }, async () => openapi);

@@ -4,6 +4,8 @@ import type { Engine } from './engine.ts';
 import { EngineError, type FieldRef } from './errors.ts';
 import type { RefitPolicy } from './request-schema.ts';
 import type { Lane } from './threads/queue-order.ts';
+import type { ThreadResult } from './threads/worker.ts';
+import { forecasts, modelBatchDuration, modelFitSeconds } from '../telemetry/metrics.ts';
 
 /**
  * The forecast core that the stable and the beta pipelines share: the rules every task is made by
@@ -82,6 +84,17 @@ export interface TaskLabel {
   readonly fieldMessage: (reason: string) => string;
 }
 
+/** A batch's time and its forecasts' outcomes, for GET /metrics. */
+function recordBatch(model: string, seconds: number, results: readonly ThreadResult[]): void {
+  modelBatchDuration.observe({ model }, seconds);
+  modelFitSeconds.inc({ model }, seconds);
+  const refused = results.filter((r) => !r.ok && r.inputError).length;
+  const failed = results.filter((r) => !r.ok && !r.inputError).length;
+  forecasts.inc({ model, outcome: 'ok' }, results.length - refused - failed);
+  if (refused > 0) forecasts.inc({ model, outcome: 'refused' }, refused);
+  if (failed > 0) forecasts.inc({ model, outcome: 'failed' }, failed);
+}
+
 /**
  * Forecasts every task, in order. A task the model refuses (ModelInputError: too short a history,
  * ...) is an `invalid_request` at its label's field; any other failure, and a non-finite value,
@@ -89,9 +102,11 @@ export interface TaskLabel {
  */
 export async function runTasks(engine: Engine, batch: TaskBatch, label: (task: number) => TaskLabel): Promise<ForecastOutput[]> {
   const { model, tasks } = batch;
+  const started = performance.now();
   const results = model.loadGlobal
     ? await engine.threads.runGlobal(model.name, tasks, batch.context ?? [], batch.options ?? {}, batch.coupled, batch.lane)
     : await engine.threads.runLocal(model.name, tasks, batch.lane);
+  recordBatch(model.name, (performance.now() - started) / 1000, results);
   return results.map((result, i) => {
     if (!result.ok) {
       const at = label(i);

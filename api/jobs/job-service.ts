@@ -155,6 +155,16 @@ export class JobService {
     return { code: 'internal_error', message: 'the job failed' };
   }
 
+  /** Whether jobs can be served now: Temporal answers and the job store can be read. Throws what failed, by name. */
+  async ready(): Promise<void> {
+    await this.client.workflowService.getSystemInfo({}).catch((error: Error) => {
+      throw new Error(`temporal: ${error.message.split('\n')[0]}`);
+    });
+    await this.store.check().catch((error: Error) => {
+      throw new Error(`storage: ${error.message.split('\n')[0]}`);
+    });
+  }
+
   async cancel(jobId: string): Promise<void> {
     await this.client.workflow.getHandle(jobId).cancel();
   }

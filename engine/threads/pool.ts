@@ -1,5 +1,6 @@
 import { Piscina } from 'piscina';
 import type { ContextSeries, ForecastTask, GlobalBatchOptions, ModelSettings } from '../../models/types.ts';
+import { watchQueueDepth } from '../../telemetry/metrics.ts';
 import { DeadlineTaskQueue, withQueueOptions, type Lane } from './queue-order.ts';
 import type { ThreadBatch, ThreadResult, ThreadData } from './worker.ts';
 
@@ -12,6 +13,7 @@ import type { ThreadBatch, ThreadResult, ThreadData } from './worker.ts';
  */
 export class ModelThreads {
   private pool: Piscina | undefined;
+  private unwatch: (() => void) | undefined;
 
   constructor(
     readonly size: number,
@@ -29,6 +31,8 @@ export class ModelThreads {
         idleTimeout: 60_000,
         taskQueue: new DeadlineTaskQueue(),
       });
+      const pool = this.pool;
+      this.unwatch = watchQueueDepth(() => pool.queueSize);
     }
     return this.pool;
   }
@@ -72,6 +76,7 @@ export class ModelThreads {
   async close(): Promise<void> {
     const pool = this.pool;
     this.pool = undefined;
+    this.unwatch?.();
     await pool?.destroy();
   }
 }

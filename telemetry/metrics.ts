@@ -1,0 +1,77 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/**
+ * The process's Prometheus metrics (served at GET /metrics): one registry, and the metrics the
+ * other parts record into. This part imports nothing of the project, so the engine, the
+ * activities and the API can all record without importing each other.
+ */
+
+export const registry = new Registry();
+collectDefaultMetrics({ register: registry });
+
+const SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
+
+export const httpRequests = new Counter({
+  name: 'http_requests_total',
+  help: 'HTTP requests answered, by method, route (the path pattern) and status code.',
+  labelNames: ['method', 'route', 'status'] as const,
+  registers: [registry],
+});
+
+export const httpDuration = new Histogram({
+  name: 'http_request_duration_seconds',
+  help: 'Time to answer an HTTP request, by method, route and status code.',
+  labelNames: ['method', 'route', 'status'] as const,
+  buckets: SECONDS,
+  registers: [registry],
+});
+
+export const forecasts = new Counter({
+  name: 'forecasts_total',
+  help: 'Forecasts made (one per series and creation date or cutoff), by model and outcome (ok, refused, failed).',
+  labelNames: ['model', 'outcome'] as const,
+  registers: [registry],
+});
+
+export const modelBatchDuration = new Histogram({
+  name: 'model_batch_duration_seconds',
+  help: "Time one batch of forecasts takes on the model threads (fitting and forecasting, queueing included), by model; divide by forecasts_total's rate for the time per forecast.",
+  labelNames: ['model'] as const,
+  buckets: SECONDS,
+  registers: [registry],
+});
+
+export const modelFitSeconds = new Counter({
+  name: 'model_fit_seconds_total',
+  help: 'Seconds spent fitting and forecasting on the model threads, summed over batches, by model.',
+  labelNames: ['model'] as const,
+  registers: [registry],
+});
+
+export const jobChunkDuration = new Histogram({
+  name: 'job_chunk_duration_seconds',
+  help: "Time a job chunk takes in this process's worker (reading its input, forecasting, writing its results), by job kind.",
+  labelNames: ['kind'] as const,
+  buckets: SECONDS,
+  registers: [registry],
+});
+
+/** Where the model-thread queue depth is read from: every open pool of model threads in the process. */
+const queueSources = new Set<() => number>();
+
+new Gauge({
+  name: 'model_thread_queue_depth',
+  help: 'Batches of forecasts waiting for a model thread.',
+  registers: [registry],
+  collect() {
+    let depth = 0;
+    for (const read of queueSources) depth += read();
+    this.set(depth);
+  },
+});
+
+/** Counts a pool's waiting batches into model_thread_queue_depth until the returned function is called. */
+export function watchQueueDepth(read: () => number): () => void {
+  queueSources.add(read);
+  return () => queueSources.delete(read);
+}
