@@ -70,6 +70,39 @@ new Gauge({
   },
 });
 
+/** Where job counts come from: the API's job services that run with Temporal (one per server). */
+const jobCounts = new Set<() => Promise<Record<string, number>>>();
+
+new Gauge({
+  name: 'jobs',
+  help: "Jobs by the state of their workflow (running, completed, failed, canceled, terminated, timed_out), every caller's, from Temporal; absent while Temporal does not answer.",
+  labelNames: ['status'] as const,
+  registers: [registry],
+  async collect() {
+    this.reset();
+    const totals = new Map<string, number>();
+    for (const read of jobCounts) {
+      try {
+        for (const [status, count] of Object.entries(await withinSeconds(read(), 2))) totals.set(status, (totals.get(status) ?? 0) + count);
+      } catch {
+        // Temporal unreachable: /readyz says so; the scrape still answers with everything else.
+      }
+    }
+    for (const [status, count] of totals) this.set({ status }, count);
+  },
+});
+
+/** The work's result, or a rejection once `seconds` have passed: a scrape never waits on a hung dependency. */
+function withinSeconds<T>(work: Promise<T>, seconds: number): Promise<T> {
+  return Promise.race([work, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timed out')), seconds * 1000).unref())]);
+}
+
+/** Reports jobs by status from `read` until the returned function is called. */
+export function watchJobs(read: () => Promise<Record<string, number>>): () => void {
+  jobCounts.add(read);
+  return () => jobCounts.delete(read);
+}
+
 /** Counts a pool's waiting batches into model_thread_queue_depth until the returned function is called. */
 export function watchQueueDepth(read: () => number): () => void {
   queueSources.add(read);

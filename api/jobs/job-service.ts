@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ApplicationFailure, WorkflowFailedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
 import type { Engine } from '../../engine/engine.ts';
 import { countForecasts } from '../../engine/jobs/chunking.ts';
 import { validateForecast } from '../../engine/model-checks.ts';
@@ -163,6 +164,25 @@ export class JobService {
     await this.store.check().catch((error: Error) => {
       throw new Error(`storage: ${error.message.split('\n')[0]}`);
     });
+  }
+
+  /**
+   * Jobs by the state of their workflow's current run (`running`, `completed`, `failed`,
+   * `canceled`, `terminated`, `timed_out`), every principal's, from Temporal's visibility store.
+   */
+  async countByStatus(): Promise<Record<string, number>> {
+    const { groups } = await this.client.workflowService.countWorkflowExecutions({
+      namespace: this.client.options.namespace,
+      // A job that continues as new has one such run per earlier run: only its current run counts.
+      query: `TaskQueue = '${this.config.taskQueue}' AND ExecutionStatus != 'ContinuedAsNew' GROUP BY ExecutionStatus`,
+    });
+    const counts: Record<string, number> = {};
+    for (const group of groups ?? []) {
+      const status = defaultPayloadConverter.fromPayload<string>(group.groupValues![0]);
+      // The count is a protobuf Long.
+      counts[status.replace(/([a-z])([A-Z])/g, '$1_$2').toLowerCase()] = Number(String(group.count ?? 0));
+    }
+    return counts;
   }
 
   async cancel(jobId: string): Promise<void> {

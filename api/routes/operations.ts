@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
-import { httpDuration, httpRequests, registry } from '../../telemetry/metrics.ts';
+import { httpDuration, httpRequests, registry, watchJobs } from '../../telemetry/metrics.ts';
 import type { JobService } from '../jobs/job-service.ts';
 import { HttpError } from '../problem.ts';
 
@@ -28,6 +28,12 @@ const plugin: FastifyPluginAsync<OperationsOptions> = async (app: FastifyInstanc
     httpRequests.inc(labels);
     httpDuration.observe(labels, reply.elapsedTime / 1000);
   });
+
+  if (options.jobs) {
+    const jobs = options.jobs;
+    const stop = watchJobs(() => jobs.countByStatus());
+    app.addHook('onClose', async () => stop());
+  }
 
   app.get('/healthz', { config: { public: true } }, async () => ({ status: 'ok' }));
 

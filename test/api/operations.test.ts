@@ -62,4 +62,20 @@ describe('GET /readyz with jobs', () => {
     expect(res.json().code).toBe('not_ready');
     expect(res.json().detail).toMatch(/temporal|dependency/);
   });
+
+  test('GET /metrics still answers while Temporal is unreachable, without job counts', async () => {
+    const store = JobStore.local(config.dataDir);
+    const connection = Connection.lazy({ address: '127.0.0.1:1', connectTimeout: 500 });
+    const jobs = new JobService(new Client({ connection }), store, engine, { taskQueue: 'none', parallelism: 1, heartbeatTimeoutMs: 10_000, chunksPerRun: 10 });
+    const app = await buildServer(config, { engine, jobs });
+    try {
+      const res = await app.inject({ method: 'GET', url: '/metrics' });
+      expect(res.statusCode).toBe(200);
+      expect(res.body).toMatch(/^# TYPE jobs gauge$/m);
+      expect(res.body).not.toMatch(/^jobs\{/m);
+    } finally {
+      await app.close();
+      store.close();
+    }
+  });
 });

@@ -291,3 +291,13 @@ test('an ensemble job (a global member couples the series) answers what the sync
   const sync = (await app.inject({ method: 'POST', url: '/forecast?model=ensemble', headers: AUTH, payload: body })).json();
   expect(done.series).toEqual(sync.series);
 });
+
+test("GET /metrics counts jobs by the state of their workflow, every caller's", async () => {
+  const res = await submit(dailyRequest(), 'model=naive');
+  expect((await poll(res.json().job_id)).json().status).toBe('completed');
+  const metrics = await app.inject({ method: 'GET', url: '/metrics' });
+  expect(metrics.statusCode).toBe(200);
+  const completed = Number(metrics.body.match(/^jobs\{status="completed"\} (\d+)$/m)?.[1] ?? NaN);
+  expect(completed).toBeGreaterThanOrEqual(1);
+  expect(metrics.body).toMatch(/^job_chunk_duration_seconds_count\{kind="forecast"\} [1-9]\d*$/m);
+});
