@@ -100,7 +100,7 @@ export function buildOpenApiDocument(defaultModel: string): ReturnType<typeof cr
         get: {
           operationId: 'metrics',
           summary:
-            'Prometheus metrics, text format 0.0.4: http_requests_total and http_request_duration_seconds by method, route and status; forecasts_total by model and outcome; model_batch_duration_seconds and model_fit_seconds_total by model; model_thread_queue_depth; job_chunk_duration_seconds by job kind; jobs by workflow status; the process metrics of prom-client. No key needed.',
+            'Prometheus metrics, text format 0.0.4: http_requests_total and http_request_duration_seconds by method, route and status; forecasts_total by model and outcome; model_fit_duration_seconds (per forecast, in its thread) and model_batch_duration_seconds (per batch, queueing included) by model; model_thread_queue_depth; job_chunk_duration_seconds by job kind; jobs by workflow status; the process metrics of prom-client. No key needed.',
           security: [],
           responses: { '200': { description: 'The metrics.', content: { 'text/plain': { schema: { type: 'string' } } } } },
         },

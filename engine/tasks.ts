@@ -5,7 +5,7 @@ import { EngineError, type FieldRef } from './errors.ts';
 import type { RefitPolicy } from './request-schema.ts';
 import type { Lane } from './threads/queue-order.ts';
 import type { ThreadResult } from './threads/worker.ts';
-import { forecasts, modelBatchDuration, modelFitSeconds } from '../telemetry/metrics.ts';
+import { forecasts, modelBatchDuration, modelFitDuration } from '../telemetry/metrics.ts';
 
 /**
  * The forecast core that the stable and the beta pipelines share: the rules every task is made by
@@ -87,7 +87,7 @@ export interface TaskLabel {
 /** A batch's time and its forecasts' outcomes, for GET /metrics. */
 function recordBatch(model: string, seconds: number, results: readonly ThreadResult[]): void {
   modelBatchDuration.observe({ model }, seconds);
-  modelFitSeconds.inc({ model }, seconds);
+  for (const r of results) modelFitDuration.observe({ model }, r.seconds);
   const refused = results.filter((r) => !r.ok && r.inputError).length;
   const failed = results.filter((r) => !r.ok && !r.inputError).length;
   forecasts.inc({ model, outcome: 'ok' }, results.length - refused - failed);

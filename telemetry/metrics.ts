@@ -35,16 +35,17 @@ export const forecasts = new Counter({
 
 export const modelBatchDuration = new Histogram({
   name: 'model_batch_duration_seconds',
-  help: "Time one batch of forecasts takes on the model threads (fitting and forecasting, queueing included), by model; divide by forecasts_total's rate for the time per forecast.",
+  help: 'Time one batch of forecasts (a request, or a job chunk) takes on the model threads, queueing included, by model.',
   labelNames: ['model'] as const,
   buckets: SECONDS,
   registers: [registry],
 });
 
-export const modelFitSeconds = new Counter({
-  name: 'model_fit_seconds_total',
-  help: 'Seconds spent fitting and forecasting on the model threads, summed over batches, by model.',
+export const modelFitDuration = new Histogram({
+  name: 'model_fit_duration_seconds',
+  help: "Time a model spends fitting and forecasting one series at one date in its thread, queueing excluded (a global model's batch shared out evenly), by model.",
   labelNames: ['model'] as const,
+  buckets: [0.0001, 0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
   registers: [registry],
 });
 

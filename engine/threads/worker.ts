@@ -32,7 +32,10 @@ export interface ThreadBatch {
   options?: GlobalBatchOptions;
 }
 
-export type ThreadResult = { ok: true; mean: Float64Array; quantiles: Float64Array[] } | { ok: false; inputError: boolean; message: string };
+/** A task's forecast or failure, with the seconds the model spent on it in the thread (a global model's batch shared out evenly). */
+export type ThreadResult = ({ ok: true; mean: Float64Array; quantiles: Float64Array[] } | { ok: false; inputError: boolean; message: string }) & {
+  seconds: number;
+};
 
 const settings = (workerData as ThreadData).models;
 const loaded = new Map<string, Promise<LocalModel | GlobalModel>>();
@@ -49,21 +52,28 @@ function load(name: string): Promise<LocalModel | GlobalModel> {
   return model;
 }
 
-const failure = (err: unknown): ThreadResult => ({
+const failure = (err: unknown, seconds: number): ThreadResult => ({
   ok: false,
   inputError: err instanceof ModelInputError,
   message: err instanceof Error ? err.message : String(err),
+  seconds,
 });
-const success = (out: ForecastOutput): ThreadResult => ({ ok: true, mean: out.mean, quantiles: out.quantiles });
+const success = (out: ForecastOutput, seconds: number): ThreadResult => ({ ok: true, mean: out.mean, quantiles: out.quantiles, seconds });
+const since = (start: number) => (performance.now() - start) / 1000;
 
 export default async function runBatch(batch: ThreadBatch): Promise<ThreadResult[]> {
   const model = await load(batch.model);
   if ('forecastBatch' in model) {
+    const start = performance.now();
+    const share = () => since(start) / Math.max(1, batch.tasks.length);
     try {
-      return (await model.forecastBatch(batch.tasks, batch.context ?? [], batch.options)).map(success);
+      const outputs = await model.forecastBatch(batch.tasks, batch.context ?? [], batch.options);
+      const seconds = share();
+      return outputs.map((out) => success(out, seconds));
     } catch (err) {
       // A global model fails as a whole: every task reports the same cause.
-      return batch.tasks.map(() => failure(err));
+      const seconds = share();
+      return batch.tasks.map(() => failure(err, seconds));
     }
   }
   // A backtest's kept fits, by series and refit date: one batch holds a series' dates in order.
@@ -75,10 +85,12 @@ export default async function runBatch(batch: ThreadBatch): Promise<ThreadResult
     return model.reuse.forecast(fits.get(key), task);
   };
   return batch.tasks.map((task) => {
+    const start = performance.now();
     try {
-      return success(task.conformal ? conformalForecast(forecast, task, task.conformal.windows) : forecast(task));
+      const out = task.conformal ? conformalForecast(forecast, task, task.conformal.windows) : forecast(task);
+      return success(out, since(start));
     } catch (err) {
-      return failure(err);
+      return failure(err, since(start));
     }
   });
 }

@@ -30,7 +30,8 @@ describe('operations endpoints', () => {
     expect(value(/^http_requests_total\{method="POST",route="\/forecast",status="401"\} (\d+)$/m)).toBeGreaterThanOrEqual(1);
     expect(value(/^http_request_duration_seconds_count\{method="POST",route="\/forecast",status="200"\} (\d+)$/m)).toBeGreaterThanOrEqual(1);
     expect(value(/^forecasts_total\{model="naive",outcome="ok"\} (\d+)$/m)).toBeGreaterThanOrEqual(1);
-    expect(value(/^model_fit_seconds_total\{model="naive"\} ([\d.e-]+)$/m)).toBeGreaterThan(0);
+    expect(value(/^model_fit_duration_seconds_count\{model="naive"\} (\d+)$/m)).toBeGreaterThanOrEqual(1);
+    expect(value(/^model_batch_duration_seconds_count\{model="naive"\} (\d+)$/m)).toBeGreaterThanOrEqual(1);
     expect(value(/^model_thread_queue_depth (\d+)$/m)).toBe(0);
     expect(text).toMatch(/^# TYPE job_chunk_duration_seconds histogram$/m);
     expect(text).toMatch(/^process_cpu_seconds_total /m);
