@@ -40,6 +40,8 @@ export interface Config {
     taskQueue: string;
     /** Port of the embedded dev server. */
     devPort: number;
+    /** Port of the embedded dev server's Web UI (TEMPORAL_UI_PORT; 0: no UI). */
+    uiPort: number;
     /** The `temporal` CLI used for the embedded dev server. */
     cliPath: string;
     /** Whether the server process also runs a worker (off for API-only processes). */
@@ -168,8 +170,9 @@ export function loadConfig(env: Environment = process.env): Config {
     host: env.HOST || '0.0.0.0',
     dataDir,
     envKeys: parseApiKeys(env.FORECAST_API_KEYS),
-    // The machine-readable reference names t0-beta as the default model (README, Decisions).
-    defaultModel: env.DEFAULT_MODEL || 't0-beta',
+    // A model every server runs, fast on any history (README, Decisions: not the reference's
+    // t0-beta, which no server can run without its weights).
+    defaultModel: env.DEFAULT_MODEL || 'aets',
     rateLimit: { perSecond: integer(env, 'RATE_LIMIT_PER_SECOND', 10), burst: integer(env, 'RATE_LIMIT_BURST', 50, 1) },
     maxBodyBytes: integer(env, 'MAX_BODY_BYTES', 64 * 1024 * 1024, 1024),
     engine: {
@@ -187,6 +190,8 @@ export function loadConfig(env: Environment = process.env): Config {
       namespace: env.TEMPORAL_NAMESPACE || 'default',
       taskQueue: env.TEMPORAL_TASK_QUEUE || 'forecast-jobs',
       devPort,
+      // Temporal's own convention: the UI 1000 ports above the frontend (7233 -> 8233).
+      uiPort: integer(env, 'TEMPORAL_UI_PORT', devPort + 1000, 0),
       // Where set-up (scripts/ensure-temporal-cli.sh) caches the Temporal CLI, outside the repo.
       cliPath: env.TEMPORAL_CLI || path.join(env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'forecasting-service', 'bin', 'temporal'),
       runWorker: env.RUN_WORKER !== 'false',

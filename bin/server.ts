@@ -38,6 +38,7 @@ const working = worker?.run();
 
 await app.listen({ port: config.port, host: config.host });
 app.log.info(`jobs run on Temporal at ${config.temporal.target}${worker ? ' with an in-process worker' : ''}`);
+if (!config.temporal.address && config.temporal.uiPort > 0) app.log.info(`Temporal's Web UI (the jobs' workflows): http://127.0.0.1:${config.temporal.uiPort}`);
 
 let stopping = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {

@@ -32,7 +32,14 @@ async function waitForPort(port: number, child: ChildProcess, timeoutMs: number)
   throw new Error(`the Temporal dev server did not listen on port ${port} within ${timeoutMs / 1000} s`);
 }
 
-export async function startDevServer(options: { cliPath: string; dataDir: string; port: number; namespace: string }): Promise<DevServer> {
+export async function startDevServer(options: {
+  cliPath: string;
+  dataDir: string;
+  port: number;
+  /** The Web UI's port on 127.0.0.1; 0 for none. */
+  uiPort: number;
+  namespace: string;
+}): Promise<DevServer> {
   const address = `127.0.0.1:${options.port}`;
   // A server left running by a previous process of ours (killed without cleanup) is reused.
   if (await portOpen(options.port)) return { address, stop: async () => undefined };
@@ -45,7 +52,7 @@ export async function startDevServer(options: { cliPath: string; dataDir: string
   const args = [
     'server',
     'start-dev',
-    '--headless',
+    ...(options.uiPort > 0 ? ['--ui-ip', '127.0.0.1', '--ui-port', String(options.uiPort)] : ['--headless']),
     '--ip',
     '127.0.0.1',
     '--port',

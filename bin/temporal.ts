@@ -15,6 +15,7 @@ export async function connectTemporal(config: Config): Promise<TemporalHandle> {
       cliPath: config.temporal.cliPath,
       dataDir: config.dataDir,
       port: config.temporal.devPort,
+      uiPort: config.temporal.uiPort,
       namespace: config.temporal.namespace,
     });
   }

@@ -279,9 +279,11 @@ describe('query parameters', () => {
     expect((await post(dailyRequest(), 'model=naive&region=asia')).json().errors[0].path).toBe('query.region');
     expect((await post(dailyRequest(), 'model=naive&cloud=oci&region=eu')).statusCode).toBe(200);
   });
-  test('without model the default model is used (t0-beta, which needs weights here)', async () => {
-    const res = await post(dailyRequest(), '');
-    expect(res.json()).toMatchObject({ status: 422, code: 'model_unavailable', detail: expect.stringContaining("'t0-beta'") });
+  test('without model the default model answers (aets)', async () => {
+    const res = await post(dailyRequest({ quantiles: [0.5] }), '');
+    expect(res.statusCode).toBe(200);
+    const explicit = await post(dailyRequest({ quantiles: [0.5] }), 'model=aets');
+    expect(res.json().series).toEqual(explicit.json().series);
   });
 });
 

@@ -54,7 +54,7 @@ async function timeEngine(request: ForecastRequest, model: string): Promise<numb
 async function timeTemporal(request: ForecastRequest, model: string, forecastsPerChunk: number): Promise<{ seconds: number; forecasts: number }> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-backtest-'));
   const port = 17_000 + Math.floor(Math.random() * 1000);
-  const server = await startDevServer({ cliPath: config.temporal.cliPath, dataDir, port, namespace: 'default' });
+  const server = await startDevServer({ cliPath: config.temporal.cliPath, dataDir, port, uiPort: 0, namespace: 'default' });
   const connection = await Connection.connect({ address: server.address });
   const client = new Client({ connection });
   const taskQueue = 'bench-backtest';

@@ -169,7 +169,7 @@ interface JobRun {
 async function runJob(opts: { file: string; query: unknown; model: string; workers: number; threads: number; dir: string; expected: number }): Promise<JobRun> {
   const dir = fs.mkdtempSync(path.join(opts.dir, `job-${opts.workers}w-`));
   const temporalPort = await freePort();
-  const temporal = await startDevServer({ cliPath: loadConfig().temporal.cliPath, dataDir: dir, port: temporalPort, namespace: 'default' });
+  const temporal = await startDevServer({ cliPath: loadConfig().temporal.cliPath, dataDir: dir, port: temporalPort, uiPort: 0, namespace: 'default' });
   const minio = await startMinio();
   await minio.createBucket('scale');
   const port = await freePort();
