@@ -51,5 +51,20 @@ export const errorsPlugin = fp(async (app: FastifyInstance) => {
     request.log.error({ err: error }, 'unexpected error');
     return sendProblem(reply, problem(500, 'internal_error', 'an unexpected error occurred; it has been logged'));
   });
-  app.setNotFoundHandler((request, reply) => sendProblem(reply, problem(404, 'not_found', `no route ${request.method} ${request.url.split('?')[0]}`)));
+  // Every route's path pattern and methods, so that a known path asked with another method is a
+  // 405 naming the methods it has (the Allow header), not a 404.
+  const routes: { pattern: RegExp; methods: string[] }[] = [];
+  app.addHook('onRoute', (route) => {
+    const pattern = new RegExp(`^${route.url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[^/]+/g, '[^/]+')}/?$`);
+    routes.push({ pattern, methods: [route.method].flat() });
+  });
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0];
+    const allowed = [...new Set(routes.filter((r) => r.pattern.test(path)).flatMap((r) => r.methods))].sort();
+    if (allowed.length > 0) {
+      reply.header('allow', allowed.join(', '));
+      return sendProblem(reply, problem(405, 'method_not_allowed', `${path} does not take ${request.method}; it takes ${allowed.join(', ')}`));
+    }
+    return sendProblem(reply, problem(404, 'not_found', `no route ${request.method} ${path}`));
+  });
 });

@@ -312,6 +312,20 @@ describe('every non-2xx answer is problem+json', () => {
     expect(res.body).not.toMatch(/at .*\.(ts|js):\d+/);
   });
 
+  test('a known path asked with a method it does not take: 405 with an Allow header; an unknown path: 404', async () => {
+    const get = await server.app.inject({ method: 'GET', url: '/forecast?model=naive', headers: AUTH });
+    expect(get.statusCode).toBe(405);
+    expect(get.headers.allow).toBe('POST');
+    expect(get.headers['content-type']).toMatch(/problem\+json/);
+    expect(get.json()).toMatchObject({ status: 405, code: 'method_not_allowed', title: 'Method Not Allowed' });
+    const del = await server.app.inject({ method: 'DELETE', url: '/openapi' });
+    expect(del.statusCode).toBe(405);
+    expect(del.headers.allow).toBe('GET, HEAD');
+    const unknown = await server.app.inject({ method: 'GET', url: '/nowhere', headers: AUTH });
+    expect(unknown.statusCode).toBe(404);
+    expect(unknown.headers.allow).toBeUndefined();
+  });
+
   test('wrong content type', async () => {
     const res = await server.app.inject({ method: 'POST', url: '/forecast?model=naive', headers: { ...AUTH, 'content-type': 'text/plain' }, payload: 'hello' });
     expect(res.statusCode).toBe(415);
