@@ -24,6 +24,13 @@ const jobErrors = {
   ...storeErrors,
 };
 
+/** What an operation with a JSON body answers besides ERRORS. */
+const BODY_ERRORS = {
+  '400': problemResponse('The body is empty or not valid JSON (`invalid_json`), or its length header is wrong (`bad_request`).'),
+  '413': problemResponse('The body is larger than MAX_BODY_BYTES (`payload_too_large`).'),
+  '415': problemResponse('The body is not sent as application/json (`unsupported_media_type`).'),
+};
+
 const ERRORS = {
   '401': problemResponse('Missing or invalid API key (`invalid_auth`).'),
   '422': problemResponse('The body or a parameter failed validation (`invalid_request`), or the model cannot run here (`model_unavailable`).'),
@@ -55,7 +62,11 @@ export function buildOpenApiDocument(defaultModel: string): ReturnType<typeof cr
           summary: 'Forecast one or more series synchronously, from the latest date or from several forecast creation dates.',
           requestParams: { query },
           requestBody: { required: true, content: { 'application/json': { schema: ForecastRequest } } },
-          responses: { '200': { description: 'Completed forecast.', content: { 'application/json': { schema: ForecastResponseSchema } } }, ...ERRORS },
+          responses: {
+            '200': { description: 'Completed forecast.', content: { 'application/json': { schema: ForecastResponseSchema } } },
+            ...BODY_ERRORS,
+            ...ERRORS,
+          },
         },
       },
       ...Object.fromEntries(JOB_PREFIXES.flatMap((prefix) => jobPaths(prefix, query))),
@@ -132,7 +143,12 @@ function jobPaths(prefix: (typeof JOB_PREFIXES)[number], query: ReturnType<typeo
           summary: 'Submit a forecast or backtest job (same body as POST /forecast).',
           requestParams: { query },
           requestBody: { required: true, content: { 'application/json': { schema: ForecastRequest } } },
-          responses: { '200': { description: 'The job was accepted.', content: { 'application/json': { schema: JobSubmitted } } }, ...storeErrors, ...ERRORS },
+          responses: {
+            '200': { description: 'The job was accepted.', content: { 'application/json': { schema: JobSubmitted } } },
+            ...BODY_ERRORS,
+            ...storeErrors,
+            ...ERRORS,
+          },
         },
         get: {
           operationId: `${id}ListJobs`,

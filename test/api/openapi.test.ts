@@ -49,3 +49,14 @@ test('the job endpoints are documented under both prefixes, the earlier one depr
   expect(doc.paths['/forecast-jobs'].post.deprecated).toBe(false);
   expect(doc.components.schemas.JobSubmitted.required).toEqual(expect.arrayContaining(['job_id', 'call_id']));
 });
+
+test('what the service answers is documented: body errors of JSON operations, the operations endpoints, the default model', async () => {
+  const doc = (await app.inject({ method: 'GET', url: '/openapi' })).json();
+  for (const path of ['/forecast', '/forecast-jobs']) {
+    expect(Object.keys(doc.paths[path].post.responses)).toEqual(expect.arrayContaining(['400', '413', '415', '422']));
+  }
+  expect(doc.paths['/readyz'].get.responses['503']).toBeDefined();
+  for (const path of ['/healthz', '/readyz', '/metrics']) expect(doc.paths[path].get.security).toEqual([]);
+  const model = doc.paths['/forecast'].post.parameters.find((p: { name: string }) => p.name === 'model');
+  expect(JSON.stringify(model)).toContain('aets');
+});
