@@ -16,7 +16,10 @@ const config = loadConfig();
 const store = await openCheckedJobStore(config.storage);
 const engine = new Engine(config.engine);
 const beta = await openBetaWorkspace(config);
-const temporal = await connectTemporal(config);
+const temporal = await connectTemporal(config).catch((error: Error) => {
+  console.error(`Cannot start: ${error.message}`);
+  process.exit(1);
+});
 const jobs = new JobService(temporal.client, store, engine, { taskQueue: config.temporal.taskQueue, ...config.jobs });
 const app = await buildServer(config, { logger: true, engine, jobs, betaDb: beta.jobs.db });
 

@@ -32,28 +32,41 @@ async function until<T>(probe: () => Promise<T | undefined>, ms: number, what: s
   throw new Error(`${what} within ${ms / 1000} s`);
 }
 
+const groups: number[] = [];
 let child: ChildProcess | undefined;
 afterAll(() => {
-  // The server and the dev server it started form one process group.
-  if (child?.pid) process.kill(-child.pid, 'SIGKILL');
+  // Each server and the dev server it started form one process group.
+  for (const pid of groups) {
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      // Already gone.
+    }
+  }
 });
 
-test("embedded mode serves Temporal's Web UI on TEMPORAL_UI_PORT and answers /readyz once Temporal and the store answer", async () => {
-  const [api, temporal, ui] = [await freePort(), await freePort(), await freePort()];
-  child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bin/server.ts')], {
+function startService(ports: { api: number; temporal: number; ui: number }, dataDir: string): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bin/server.ts')], {
     cwd: ROOT,
     detached: true,
     env: {
       ...process.env,
-      DATA_DIR: tempDataDir(),
-      PORT: String(api),
+      DATA_DIR: dataDir,
+      PORT: String(ports.api),
       TEMPORAL_ADDRESS: '',
-      TEMPORAL_DEV_PORT: String(temporal),
-      TEMPORAL_UI_PORT: String(ui),
+      TEMPORAL_DEV_PORT: String(ports.temporal),
+      TEMPORAL_UI_PORT: String(ports.ui),
       FORECAST_API_KEYS: 'ops:embedded-test-key',
     },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
+}
+
+test("embedded mode serves Temporal's Web UI on TEMPORAL_UI_PORT and answers /readyz once Temporal and the store answer", async () => {
+  const [api, temporal, ui] = [await freePort(), await freePort(), await freePort()];
+  const dataDir = tempDataDir();
+  child = startService({ api, temporal, ui }, dataDir);
+  groups.push(child.pid!);
   child.stderr?.on('data', () => undefined);
   const ready = await until(
     async () => {
@@ -67,4 +80,31 @@ test("embedded mode serves Temporal's Web UI on TEMPORAL_UI_PORT and answers /re
   const page = await fetch(`http://127.0.0.1:${ui}/`);
   expect(page.status).toBe(200);
   expect((await page.text()).toLowerCase()).toContain('<!doctype html>');
-}, 120_000);
+
+  // A second service with another DATA_DIR on the same Temporal port refuses to start, saying why,
+  // instead of sharing (and mixing jobs with) the first one's dev server.
+  const other = startService({ api: await freePort(), temporal, ui: await freePort() }, tempDataDir());
+  let stderr = '';
+  other.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  const code = await new Promise<number | null>((resolve) => other.once('exit', resolve));
+  expect(code).toBe(1);
+  expect(stderr).toContain(`port ${temporal} is taken by a server this DATA_DIR`);
+
+  // The same DATA_DIR after its service was killed (its dev server left running) takes that dev server back.
+  await new Promise((resolve) => {
+    child!.once('exit', resolve);
+    child!.kill('SIGKILL');
+  });
+  const restarted = startService({ api, temporal, ui }, dataDir);
+  groups.push(restarted.pid!);
+  restarted.stderr?.on('data', () => undefined);
+  const again = await until(
+    async () => {
+      const res = await fetch(`http://127.0.0.1:${api}/readyz`);
+      return res.ok ? ((await res.json()) as unknown) : undefined;
+    },
+    90_000,
+    'the restarted service was not ready',
+  );
+  expect(again).toEqual({ status: 'ready', checks: ['temporal', 'storage'] });
+}, 180_000);
