@@ -169,11 +169,29 @@ function jobPaths(prefix: (typeof JOB_PREFIXES)[number], query: ReturnType<typeo
           requestParams: { ...path, query: JobPageQuery },
           responses: { '200': { description: 'The job.', content: { 'application/json': { schema: JobStatusResponse } } }, ...jobErrors, ...ERRORS },
         },
+        delete: deleteOperation(id, deprecated),
       },
     ],
     ...controlPaths(prefix, id, deprecated),
   ];
 }
+
+/** Deleting a job, the same for both kinds. */
+function deleteOperation(id: string, deprecated: boolean) {
+  return {
+    operationId: `${id}DeleteJob`,
+    deprecated,
+    summary: 'Delete a job: cancels it if it runs, then removes its inputs and results. Afterwards the id is unknown (404).',
+    requestParams: { path: JobIdParams },
+    responses: {
+      '200': { description: 'Deleted.', content: { 'application/json': { schema: JobDeleted } } },
+      ...jobErrors,
+      ...ERRORS,
+    },
+  };
+}
+
+const JobDeleted = z.object({ job_id: z.string(), status: z.literal('deleted') }).meta({ id: 'JobDeleted' });
 
 /** Cancel and the Parquet downloads, the same for both kinds of job. */
 function controlPaths(prefix: string, id: string, deprecated: boolean) {
@@ -281,6 +299,7 @@ function betaJobPaths() {
           requestParams: { path: JobIdParams },
           responses: { '200': { description: 'The job.', content: { 'application/json': { schema: BetaJobStatus } } }, ...jobErrors, ...ERRORS },
         },
+        delete: deleteOperation('beta', false),
       },
     ],
     ...controlPaths(BETA_JOBS, 'beta', false),

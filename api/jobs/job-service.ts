@@ -185,6 +185,19 @@ export class JobService {
     return counts;
   }
 
+  /**
+   * Deletes a job: a running one is cancelled and its workflow awaited (so that no chunk writes
+   * results after the removal; at most `waitMs`), then its inputs and results are removed.
+   */
+  async remove(jobId: string, waitMs = 30_000): Promise<void> {
+    if ((await this.state(jobId)).status === 'in_progress') {
+      const handle = this.client.workflow.getHandle(jobId);
+      await handle.cancel().catch(() => undefined);
+      await Promise.race([handle.result().catch(() => undefined), new Promise((r) => setTimeout(r, waitMs).unref())]);
+    }
+    await this.store.remove(jobId);
+  }
+
   async cancel(jobId: string): Promise<void> {
     await this.client.workflow.getHandle(jobId).cancel();
   }

@@ -96,7 +96,7 @@ export async function jobRoutes(app: FastifyInstance, opts: { defaultModel: stri
   }
 }
 
-/** Cancel and the Parquet downloads, the same for both kinds of job (each under its own prefix). */
+/** Cancel, delete and the Parquet downloads, the same for both kinds of job (each under its own prefix). */
 export function jobControlRoutes(app: FastifyInstance, prefix: string, jobs: JobService, kind: JobKind): void {
   app.post(`${prefix}/:job_id/cancel`, async (request) => {
     const { job_id } = parseOr422(JobIdParams, request.params, 'path');
@@ -106,6 +106,13 @@ export function jobControlRoutes(app: FastifyInstance, prefix: string, jobs: Job
       throw new HttpError(409, 'job_finished', `job '${job_id}' has already finished (${before.status}); there is nothing to cancel`);
     await jobs.cancel(job_id);
     return { job_id, status: 'cancelling' };
+  });
+
+  app.delete(`${prefix}/:job_id`, async (request) => {
+    const { job_id } = parseOr422(JobIdParams, request.params, 'path');
+    await jobs.meta(job_id, request.principal, kind);
+    await jobs.remove(job_id);
+    return { job_id, status: 'deleted' };
   });
 
   for (const table of ['predictions', 'metrics'] as const) {

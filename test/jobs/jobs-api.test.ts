@@ -301,3 +301,32 @@ test("GET /metrics counts jobs by the state of their workflow, every caller's", 
   expect(completed).toBeGreaterThanOrEqual(1);
   expect(metrics.body).toMatch(/^job_chunk_duration_seconds_count\{kind="forecast"\} [1-9]\d*$/m);
 });
+
+test('DELETE a job: another principal 403, then its inputs and results are gone and the id is unknown; a running job is cancelled first', async () => {
+  const done = await submit(dailyRequest(), 'model=naive');
+  const id = done.json().job_id;
+  expect((await poll(id)).json().status).toBe('completed');
+  const url = `/forecast-jobs/${id}`;
+  expect(fs.existsSync(path.join(config.dataDir, 'jobs', id))).toBe(true);
+  expect(fs.existsSync(path.join(config.dataDir, 'results', `job_id=${id}`))).toBe(true);
+  expect((await app.inject({ method: 'DELETE', url, headers: BOB })).statusCode).toBe(403);
+  const deleted = await app.inject({ method: 'DELETE', url, headers: AUTH });
+  expect(deleted.statusCode).toBe(200);
+  expect(deleted.json()).toEqual({ job_id: id, status: 'deleted' });
+  expect((await app.inject({ method: 'GET', url, headers: AUTH })).statusCode).toBe(404);
+  expect((await app.inject({ method: 'GET', url: `${url}/predictions.parquet`, headers: AUTH })).statusCode).toBe(404);
+  expect((await app.inject({ method: 'DELETE', url, headers: AUTH })).statusCode).toBe(404);
+  expect(fs.existsSync(path.join(config.dataDir, 'jobs', id))).toBe(false);
+  expect(fs.existsSync(path.join(config.dataDir, 'results', `job_id=${id}`))).toBe(false);
+  const list = (await app.inject({ method: 'GET', url: '/forecast-jobs', headers: AUTH })).json();
+  expect(list.jobs.some((j: { job_id: string }) => j.job_id === id)).toBe(false);
+
+  // A job still running: 200 all the same, and nothing of it is left once the answer comes.
+  const running = await submit({ series: hourlySeries(40, 400).map((s) => ({ ...s, fcds: [300, 340, 380] })), horizon: 12, freq: 'H' }, 'model=aets');
+  const runningId = running.json().job_id;
+  const gone = await app.inject({ method: 'DELETE', url: `/forecast-jobs/${runningId}`, headers: AUTH });
+  expect(gone.statusCode).toBe(200);
+  expect((await app.inject({ method: 'GET', url: `/forecast-jobs/${runningId}`, headers: AUTH })).statusCode).toBe(404);
+  expect(fs.existsSync(path.join(config.dataDir, 'jobs', runningId))).toBe(false);
+  expect(fs.existsSync(path.join(config.dataDir, 'results', `job_id=${runningId}`))).toBe(false);
+});
