@@ -320,3 +320,15 @@ async function countChunks(jobId: string) {
     db.closeSync();
   }
 }
+
+test('DELETE a beta job: 403 for another principal, then gone (404), as for forecast jobs', async () => {
+  const res = await submit([queryPart(backtestQuery()), filePart('sales', sales)]);
+  const id = res.json().job_id;
+  expect((await poll(id)).status).toBe('completed');
+  const url = `/v1-beta/forecast-jobs/${id}`;
+  expect((await app.inject({ method: 'DELETE', url, headers: BOB })).statusCode).toBe(403);
+  const deleted = await app.inject({ method: 'DELETE', url, headers: AUTH });
+  expect(deleted.json()).toEqual({ job_id: id, status: 'deleted' });
+  expect((await app.inject({ method: 'GET', url, headers: AUTH })).statusCode).toBe(404);
+  expect((await app.inject({ method: 'GET', url: `${url}/metrics.parquet`, headers: AUTH })).statusCode).toBe(404);
+});
