@@ -55,6 +55,8 @@ export interface Config {
     heartbeatTimeoutMs: number;
     /** JOB_CHUNKS_PER_RUN: chunks a job's workflow run starts before it continues as new (bounds its history). */
     chunksPerRun: number;
+    /** JOB_RETENTION: finished jobs older than this many milliseconds are deleted; null keeps them. */
+    retentionMs: number | null;
   };
   /** POST /v1-beta/forecast (README, Beta API). */
   beta: {
@@ -104,6 +106,16 @@ function integer(env: Environment, name: string, fallback: number, min = 0): num
   const value = Number(raw);
   if (!Number.isFinite(value) || value < min) throw new Error(`${name} must be a number >= ${min}; got '${raw}'`);
   return value;
+}
+
+const RETENTION_UNITS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** JOB_RETENTION: a whole number of minutes, hours or days (`90m`, `12h`, `30d`); unset or empty keeps jobs. */
+function retention(raw: string | undefined): number | null {
+  if (raw === undefined || raw === '') return null;
+  const match = /^(\d+)(m|h|d)$/.exec(raw.trim());
+  if (!match || Number(match[1]) < 1) throw new Error(`JOB_RETENTION must be a whole number of minutes, hours or days (90m, 12h, 30d); got '${raw}'`);
+  return Number(match[1]) * RETENTION_UNITS[match[2]];
 }
 
 /** A count of threads: a positive whole number, else the default (as documented). */
@@ -201,6 +213,7 @@ export function loadConfig(env: Environment = process.env): Config {
       forecastsPerChunk: integer(env, 'JOB_CHUNK_FORECASTS', 64, 1),
       parallelism: integer(env, 'JOB_PARALLELISM', 8, 1),
       heartbeatTimeoutMs: integer(env, 'JOB_HEARTBEAT_TIMEOUT_MS', 30_000, 1_000),
+      retentionMs: retention(env.JOB_RETENTION),
       chunksPerRun: integer(env, 'JOB_CHUNKS_PER_RUN', 500, 1),
     },
     beta: {

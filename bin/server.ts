@@ -41,6 +41,17 @@ const working = worker?.run();
 
 await app.listen({ port: config.port, host: config.host });
 app.log.info(`jobs run on Temporal at ${config.temporal.target}${worker ? ' with an in-process worker' : ''}`);
+// JOB_RETENTION: finished jobs older than it are deleted, checked at start and then every tenth of it (at most hourly).
+const retentionMs = config.jobs.retentionMs;
+if (retentionMs !== null) {
+  const sweep = () =>
+    jobs
+      .removeFinishedBefore(Date.now() - retentionMs)
+      .then((ids) => ids.length > 0 && app.log.info(`removed ${ids.length} finished job(s) older than JOB_RETENTION`))
+      .catch((err: unknown) => app.log.warn({ err }, 'the JOB_RETENTION sweep failed; it runs again later'));
+  setInterval(sweep, Math.min(retentionMs / 10, 3_600_000)).unref();
+  void sweep();
+}
 if (!config.temporal.address && config.temporal.uiPort > 0) app.log.info(`Temporal's Web UI (the jobs' workflows): http://127.0.0.1:${config.temporal.uiPort}`);
 
 let stopping = false;

@@ -198,6 +198,18 @@ export class JobService {
     await this.store.remove(jobId);
   }
 
+  /** Deletes every finished job created before `before` (epoch ms), every principal's; returns their ids. */
+  async removeFinishedBefore(before: number): Promise<string[]> {
+    const removed: string[] = [];
+    for (const meta of await this.store.list()) {
+      if (!(Date.parse(meta.created_at) < before)) continue;
+      if ((await this.state(meta.job_id)).status === 'in_progress') continue;
+      await this.store.remove(meta.job_id);
+      removed.push(meta.job_id);
+    }
+    return removed;
+  }
+
   async cancel(jobId: string): Promise<void> {
     await this.client.workflow.getHandle(jobId).cancel();
   }

@@ -330,3 +330,20 @@ test('DELETE a job: another principal 403, then its inputs and results are gone 
   expect(fs.existsSync(path.join(config.dataDir, 'jobs', runningId))).toBe(false);
   expect(fs.existsSync(path.join(config.dataDir, 'results', `job_id=${runningId}`))).toBe(false);
 });
+
+test('retention: finished jobs created before the cut are deleted, later ones kept', async () => {
+  const old = await submit(dailyRequest(), 'model=naive');
+  const oldId = old.json().job_id;
+  expect((await poll(oldId)).json().status).toBe('completed');
+  await new Promise((r) => setTimeout(r, 20));
+  const cut = Date.now();
+  await new Promise((r) => setTimeout(r, 20));
+  const recent = await submit(dailyRequest(), 'model=naive');
+  const recentId = recent.json().job_id;
+  expect((await poll(recentId)).json().status).toBe('completed');
+  const removed = await stack.jobService('jobs-api-test', 4).removeFinishedBefore(cut);
+  expect(removed).toContain(oldId);
+  expect(removed).not.toContain(recentId);
+  expect((await app.inject({ method: 'GET', url: `/forecast-jobs/${oldId}`, headers: AUTH })).statusCode).toBe(404);
+  expect((await app.inject({ method: 'GET', url: `/forecast-jobs/${recentId}`, headers: AUTH })).statusCode).toBe(200);
+});
