@@ -111,20 +111,48 @@ const CHECK_EVERY = 8;
  * symmetric; only the lower triangle in slot order is stored. Once the filtered covariance stops
  * changing (steady state) only the state mean is updated.
  */
+/** The non-zero coefficients of the differencing polynomial, with the state slots they multiply. */
+function differenceTerms(delta: ArrayLike<number>, r: number): { dI: Int32Array; dV: Float64Array } {
+  const dIdx: number[] = [];
+  for (let k = 0; k < delta.length; k++) if (delta[k] !== 0) dIdx.push(k);
+  return { dI: Int32Array.from(dIdx, (k) => r + k), dV: Float64Array.from(dIdx, (k) => delta[k]) };
+}
+
+/** The predicted state anew = T a, in state order: the ARMA part, then the differencing part. */
+function predictState(
+  a: Float64Array,
+  anew: Float64Array,
+  phi: ArrayLike<number>,
+  r: number,
+  rd: number,
+  differenced: boolean,
+  dI: Int32Array,
+  dV: Float64Array,
+): void {
+  const p = phi.length;
+  for (let i = 0; i < r; i++) {
+    let tmp = i < r - 1 ? a[i + 1] : 0;
+    if (i < p) tmp += phi[i] * a[0];
+    anew[i] = tmp;
+  }
+  if (differenced) {
+    for (let i = r + 1; i < rd; i++) anew[i] = a[i - 1];
+    let tmp = a[0];
+    for (let t = 0; t < dI.length; t++) tmp += dV[t] * a[dI[t]];
+    anew[r] = tmp;
+  }
+}
+
 export function kalmanLikelihood(y: ArrayLike<number>, ss: ArimaStateSpace, resid?: Float64Array, opts: FilterOptions = {}): LikelihoodSums {
   const n = y.length;
   const fast = opts.sumsOnly === true && resid === undefined;
   const { phi, theta, delta, r, rd, a } = ss;
-  const p = phi.length;
   const d = delta.length;
   const sc = filterScratch(rd);
   const { P, mm, snap, snapSlot, anew, M, Mp, Kp, slot, next } = sc;
   const T = transitionRows(phi, theta, delta, r, rd, sc.T);
-  const dIdx: number[] = [];
-  for (let k = 0; k < d; k++) if (delta[k] !== 0) dIdx.push(k);
-  const nd = dIdx.length;
-  const dI = Int32Array.from(dIdx, (k) => r + k);
-  const dV = Float64Array.from(dIdx, (k) => delta[k]);
+  const { dI, dV } = differenceTerms(delta, r);
+  const nd = dI.length;
 
   for (let i = 0; i < rd; i++) {
     slot[i] = i;
@@ -151,17 +179,7 @@ export function kalmanLikelihood(y: ArrayLike<number>, ss: ArimaStateSpace, resi
   let nu = 0;
   for (let l = 0; l < n; l++) {
     // Predicted state anew = T a (in state order).
-    for (let i = 0; i < r; i++) {
-      let tmp = i < r - 1 ? a[i + 1] : 0;
-      if (i < p) tmp += phi[i] * a[0];
-      anew[i] = tmp;
-    }
-    if (d > 0) {
-      for (let i = r + 1; i < rd; i++) anew[i] = a[i - 1];
-      let tmp = a[0];
-      for (let t = 0; t < nd; t++) tmp += dV[t] * a[dI[t]];
-      anew[r] = tmp;
-    }
+    predictState(a, anew, phi, r, rd, d > 0, dI, dV);
     if (l > 0 && !frozen && chandra !== 2) predictCovariance(P, mm, slot, next, T, rd);
     const yl = y[l];
     if (!Number.isNaN(yl)) {
@@ -283,30 +301,16 @@ function keep(rec: GainRecord, l: number, gain: number, M: Float64Array, rd: num
 export function kalmanReplay(y: ArrayLike<number>, ss: ArimaStateSpace, rec: GainRecord): LikelihoodSums {
   const n = y.length;
   const { phi, delta, r, rd, a } = ss;
-  const p = phi.length;
   const d = delta.length;
   const { anew } = filterScratch(rd);
-  const dIdx: number[] = [];
-  for (let k = 0; k < d; k++) if (delta[k] !== 0) dIdx.push(k);
-  const nd = dIdx.length;
-  const dI = Int32Array.from(dIdx, (k) => r + k);
-  const dV = Float64Array.from(dIdx, (k) => delta[k]);
+  const { dI, dV } = differenceTerms(delta, r);
+  const nd = dI.length;
   const { gain: gains, M } = rec;
   let ssq = 0;
   let sumlog = 0;
   let nu = 0;
   for (let l = 0; l < n; l++) {
-    for (let i = 0; i < r; i++) {
-      let tmp = i < r - 1 ? a[i + 1] : 0;
-      if (i < p) tmp += phi[i] * a[0];
-      anew[i] = tmp;
-    }
-    if (d > 0) {
-      for (let i = r + 1; i < rd; i++) anew[i] = a[i - 1];
-      let tmp = a[0];
-      for (let t = 0; t < nd; t++) tmp += dV[t] * a[dI[t]];
-      anew[r] = tmp;
-    }
+    predictState(a, anew, phi, r, rd, d > 0, dI, dV);
     const yl = y[l];
     if (!Number.isNaN(yl)) {
       let res = yl - anew[0];
