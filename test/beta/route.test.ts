@@ -208,37 +208,46 @@ describe('Arrow IPC uploads', () => {
   });
 });
 
+/**
+ * The beta answer for the RETAIL upload equals svc-global on the stable endpoint given the same four
+ * series (and, with `hist`, each day's historical variables).
+ */
+async function expectAsStableSvcGlobal(data: BetaResponse['data'], hist?: (store: string, days: readonly string[]) => Record<string, number[]>): Promise<void> {
+  const series = [
+    ['a', 1],
+    ['a', 2],
+    ['b', 1],
+    ['b', 2],
+  ] as const;
+  const days = Array.from({ length: 14 }, (_, d) => `2024-01-${String(d + 1).padStart(2, '0')}`);
+  const stable = await app.inject({
+    method: 'POST',
+    url: '/forecast?model=svc-global',
+    headers: AUTH,
+    payload: {
+      series: series.map(([store, sku]) => ({
+        target: days.map((_, d) => (d + 1) * (sku === 2 ? 10 : 1) + (store === 'b' ? 100 : 0)),
+        index: days,
+        ...(hist && { hist_variables: hist(store, days) }),
+      })),
+      horizon: 3,
+      freq: 'D',
+      quantiles: [0.1, 0.9],
+    },
+  });
+  expect(stable.statusCode).toBe(200);
+  series.forEach(([store, sku], k) => {
+    const rows = rowsOf({ data } as BetaResponse, (i) => data.identifiers.store[i] === store && data.identifiers.sku[i] === String(sku));
+    expect(rows.map((i) => data.targets.sales.quantiles.mean[i])).toEqual(stable.json().series[k][0].prediction.mean);
+  });
+}
+
 describe('global models on the beta endpoint', () => {
   test('svc-global forecasts an upload as the stable endpoint forecasts the same series', async () => {
     const res = await postBeta(app, [queryPart(retailQuery()), filePart('sales', retail)], 'svc-global');
     expect(res.statusCode).toBe(200);
     const { data } = BetaResponse.parse(res.json());
-    const series = [
-      ['a', 1],
-      ['a', 2],
-      ['b', 1],
-      ['b', 2],
-    ] as const;
-    const days = Array.from({ length: 14 }, (_, d) => `2024-01-${String(d + 1).padStart(2, '0')}`);
-    const stable = await app.inject({
-      method: 'POST',
-      url: '/forecast?model=svc-global',
-      headers: AUTH,
-      payload: {
-        series: series.map(([store, sku]) => ({
-          target: days.map((_, d) => (d + 1) * (sku === 2 ? 10 : 1) + (store === 'b' ? 100 : 0)),
-          index: days,
-        })),
-        horizon: 3,
-        freq: 'D',
-        quantiles: [0.1, 0.9],
-      },
-    });
-    expect(stable.statusCode).toBe(200);
-    series.forEach(([store, sku], k) => {
-      const rows = rowsOf({ data } as BetaResponse, (i) => data.identifiers.store[i] === store && data.identifiers.sku[i] === String(sku));
-      expect(rows.map((i) => data.targets.sales.quantiles.mean[i])).toEqual(stable.json().series[k][0].prediction.mean);
-    });
+    await expectAsStableSvcGlobal(data);
   });
 });
 
@@ -260,33 +269,7 @@ describe('historical covariates on the beta endpoint', () => {
     const { data } = BetaResponse.parse(res.json());
     const without = BetaResponse.parse((await postBeta(app, [queryPart(retailQuery()), filePart('sales', retail)], 'svc-global')).json());
     expect(data.targets.sales.quantiles.mean).not.toEqual(without.data.targets.sales.quantiles.mean);
-    const days = Array.from({ length: 14 }, (_, d) => `2024-01-${String(d + 1).padStart(2, '0')}`);
-    const series = [
-      ['a', 1],
-      ['a', 2],
-      ['b', 1],
-      ['b', 2],
-    ] as const;
-    const stable = await app.inject({
-      method: 'POST',
-      url: '/forecast?model=svc-global',
-      headers: AUTH,
-      payload: {
-        series: series.map(([store, sku]) => ({
-          target: days.map((_, d) => (d + 1) * (sku === 2 ? 10 : 1) + (store === 'b' ? 100 : 0)),
-          index: days,
-          hist_variables: { c0: days.map((_, d) => ((d + 1) % 3) + (store === 'b' ? 0.5 : 0)) },
-        })),
-        horizon: 3,
-        freq: 'D',
-        quantiles: [0.1, 0.9],
-      },
-    });
-    expect(stable.statusCode).toBe(200);
-    series.forEach(([store, sku], k) => {
-      const rows = rowsOf({ data } as BetaResponse, (i) => data.identifiers.store[i] === store && data.identifiers.sku[i] === String(sku));
-      expect(rows.map((i) => data.targets.sales.quantiles.mean[i])).toEqual(stable.json().series[k][0].prediction.mean);
-    });
+    await expectAsStableSvcGlobal(data, (store, days) => ({ c0: days.map((_, d) => ((d + 1) % 3) + (store === 'b' ? 0.5 : 0)) }));
   });
 });
 
