@@ -3,6 +3,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { afterAll, expect, test } from 'vitest';
 import { tempDataDir } from '../api/helpers.ts';
+import { until } from './temporal-env.ts';
 
 /**
  * `npm start` as a new user runs it: the embedded Temporal dev server (the CLI set-up built) with
@@ -22,18 +23,7 @@ function freePort(): Promise<number> {
   });
 }
 
-async function until<T>(probe: () => Promise<T | undefined>, ms: number, what: string): Promise<T> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`${what} within ${ms / 1000} s`);
-}
-
 const groups: number[] = [];
-let child: ChildProcess | undefined;
 afterAll(() => {
   // Each server and the dev server it started form one process group.
   for (const pid of groups) {
@@ -46,7 +36,7 @@ afterAll(() => {
 });
 
 function startService(ports: { api: number; temporal: number; ui: number }, dataDir: string): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bin/server.ts')], {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bin/server.ts')], {
     cwd: ROOT,
     detached: true,
     env: {
@@ -60,23 +50,28 @@ function startService(ports: { api: number; temporal: number; ui: number }, data
     },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
+  groups.push(child.pid!);
+  return child;
+}
+
+/** The service's /readyz answer once it is ready (it refuses connections until it listens). */
+function readiness(api: number, what: string): Promise<unknown> {
+  return until(
+    async () => {
+      const res = await fetch(`http://127.0.0.1:${api}/readyz`).catch(() => undefined);
+      return res?.ok ? ((await res.json()) as unknown) : undefined;
+    },
+    90_000,
+    what,
+  );
 }
 
 test("embedded mode serves Temporal's Web UI on TEMPORAL_UI_PORT and answers /readyz once Temporal and the store answer", async () => {
   const [api, temporal, ui] = [await freePort(), await freePort(), await freePort()];
   const dataDir = tempDataDir();
-  child = startService({ api, temporal, ui }, dataDir);
-  groups.push(child.pid!);
-  child.stderr?.on('data', () => undefined);
-  const ready = await until(
-    async () => {
-      const res = await fetch(`http://127.0.0.1:${api}/readyz`);
-      return res.ok ? ((await res.json()) as unknown) : undefined;
-    },
-    90_000,
-    'the service was not ready',
-  );
-  expect(ready).toEqual({ status: 'ready', checks: ['temporal', 'storage'] });
+  const first = startService({ api, temporal, ui }, dataDir);
+  first.stderr?.on('data', () => undefined);
+  expect(await readiness(api, 'the service to be ready')).toEqual({ status: 'ready', checks: ['temporal', 'storage'] });
   const page = await fetch(`http://127.0.0.1:${ui}/`);
   expect(page.status).toBe(200);
   expect((await page.text()).toLowerCase()).toContain('<!doctype html>');
@@ -92,19 +87,10 @@ test("embedded mode serves Temporal's Web UI on TEMPORAL_UI_PORT and answers /re
 
   // The same DATA_DIR after its service was killed (its dev server left running) takes that dev server back.
   await new Promise((resolve) => {
-    child!.once('exit', resolve);
-    child!.kill('SIGKILL');
+    first.once('exit', resolve);
+    first.kill('SIGKILL');
   });
   const restarted = startService({ api, temporal, ui }, dataDir);
-  groups.push(restarted.pid!);
   restarted.stderr?.on('data', () => undefined);
-  const again = await until(
-    async () => {
-      const res = await fetch(`http://127.0.0.1:${api}/readyz`);
-      return res.ok ? ((await res.json()) as unknown) : undefined;
-    },
-    90_000,
-    'the restarted service was not ready',
-  );
-  expect(again).toEqual({ status: 'ready', checks: ['temporal', 'storage'] });
+  expect(await readiness(api, 'the restarted service to be ready')).toEqual({ status: 'ready', checks: ['temporal', 'storage'] });
 }, 180_000);
