@@ -37,9 +37,12 @@ export function resolveSeasonLengths(request: ForecastRequest): readonly number[
   return Array.isArray(configured) ? configured : [configured];
 }
 
-/** What a local model reads from model_config beyond its season: mstl's trend model. */
-function localModelOptions(request: ForecastRequest): Pick<ForecastTask, 'mstl'> {
-  return request.model_config?.model === 'mstl' ? { mstl: { trendModel: request.model_config.config.trend_model } } : {};
+/** What a local model reads from model_config beyond its season: mstl's trend model, aets's estimation. */
+function localModelOptions(request: ForecastRequest): Pick<ForecastTask, 'mstl' | 'ets'> {
+  const config = request.model_config;
+  if (config?.model === 'mstl') return { mstl: { trendModel: config.config.trend_model } };
+  if (config?.model === 'aets') return { ets: { estimation: config.config.estimation } };
+  return {};
 }
 
 /** Conformal quantile settings from model_config, when the caller asked for them. */

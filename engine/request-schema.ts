@@ -77,6 +77,19 @@ const localModelConfig = <Name extends string>(model: Name, seasonDefault: numbe
     config: z.strictObject({ season_length: SeasonLength.default(seasonDefault), ...intervalSettings }),
   });
 
+/** aets: its season, its quantiles, and whose estimation it follows. */
+const aetsConfig = z.strictObject({
+  model: z.literal('aets'),
+  config: z.strictObject({
+    season_length: SeasonLength.default(null),
+    estimation: z.enum(['statsforecast', 'r']).default('statsforecast').meta({
+      description:
+        "How each candidate model is estimated. `statsforecast` (default): as statsforecast's AutoETS (a bounded Nelder-Mead that stops early, seasonal models at any period, 52 weeks included), which forecasts better on M3 and M4 (README, choosing a model). `r`: exactly R forecast's `ets()` (seasonality above period 24 ignored).",
+    }),
+    ...intervalSettings,
+  }),
+});
+
 /** mstl: several seasonal periods, and the model of the deseasonalised series. */
 const mstlConfig = z.strictObject({
   model: z.literal('mstl'),
@@ -121,7 +134,7 @@ const ensembleConfig = z.strictObject({
 export const ModelConfig = z
   .discriminatedUnion('model', [
     localModelConfig('aarima', null),
-    localModelConfig('aets', null),
+    aetsConfig,
     localModelConfig('ces', null),
     ensembleConfig,
     z.strictObject({

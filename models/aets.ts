@@ -6,10 +6,11 @@ import { normalQuantile } from './normal.ts';
 import { ModelInputError, type ForecastOutput, type ForecastTask, type LocalModel } from './types.ts';
 
 /**
- * `aets`: automatic exponential smoothing, R forecast's `ets(y)` + `forecast()` with defaults.
- * The model (error x trend x season, damped or not) is chosen by AICc among likelihood fits; the
- * mean is R's forecast mean and the quantiles are Gaussian around it with the model's analytic
- * forecast variance (R's default prediction intervals), so the 10%/90% quantiles are R's 80% bounds.
+ * `aets`: automatic exponential smoothing. The model (error x trend x season, damped or not) is
+ * chosen by AICc among likelihood fits, each estimated as statsforecast's AutoETS does (default)
+ * or exactly as R forecast's `ets(y)` (model_config estimation "r"); the quantiles are Gaussian
+ * around the mean with the model's analytic forecast variance (both references' default
+ * prediction intervals), so the 10%/90% quantiles are their 80% bounds.
  */
 
 function checkTask(task: ForecastTask): void {
@@ -25,7 +26,7 @@ export function fitAets(task: ForecastTask): EtsFit {
   // R keeps ts frequencies as given; a fractional period cannot index seasonal states, so round.
   const m = Math.max(1, Math.round(task.seasonLength));
   try {
-    return selectEts(task.history, m).best;
+    return selectEts(task.history, m, task.ets?.estimation ?? 'statsforecast').best;
   } catch (err) {
     if (err instanceof NoModelError) throw new ModelInputError(`aets could not fit any ETS model: ${err.message}`);
     throw err;

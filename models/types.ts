@@ -59,6 +59,8 @@ export interface ForecastTask {
    * list, else the frequency's natural cycles (hourly: 24 and 168). Absent: [seasonLength].
    */
   readonly seasonLengths?: readonly number[];
+  /** aets's estimation (model_config estimation): statsforecast's AutoETS (the default) or R's ets(). */
+  readonly ets?: { readonly estimation: 'statsforecast' | 'r' };
   /** mstl's model for the deseasonalised series (model_config trend_model; default aets). */
   readonly mstl?: { readonly trendModel: 'aets' | 'aarima' };
   /** Position of the task's series in the request: tasks of one series share it. */

@@ -11,9 +11,9 @@
  * (the same for the two or three parameters Theta, N, S and P have). On a flat optimum that can
  * steer the search to a point 1e-13 away: over all 773 M4 Hourly and Weekly series every variant
  * chosen agrees, 186 mean forecasts differ by more than 1e-12 relative and 3 by more than 1e-9
- * (at most 1e-7). With Eigen's order in theta/nelder-mead.ts, all agree within 7e-13.
+ * (at most 1e-7). With Eigen's order in bounded-nelder-mead.ts, all agree within 7e-13.
  */
-import { nelderMead } from '../theta/nelder-mead.ts';
+import { nelderMead } from '../bounded-nelder-mead.ts';
 import { fittedCount, initialStates, LOWER, pairwiseSum, startingParameters, UPPER } from './initial.ts';
 import { cescalc, COMPONENTS, forecastFrom, NA, scratchFor, type CesParameters, type CesVariant, type StateMatrix } from './recursion.ts';
 

@@ -11,7 +11,13 @@
  * with alpha = 0.99999 (flat forecast, zero variance), and a series of at most 6 observations
  * (too short to estimate even ETS(A,N,N) with its 4-observation margin) gets least-squares Holt
  * or simple smoothing, whichever leaves the smaller residual variance.
+ *
+ * With estimation `statsforecast`, each candidate is fitted as statsforecast's AutoETS fits it
+ * (fit-bounded.ts) and seasonal candidates are tried at any period, 52 weeks included, where R
+ * drops the season above 24. The candidates, their order and the AICc rule are the same; so are
+ * the two special routes (statsforecast has no answer for 6 observations or fewer).
  */
+import { fitEtsBounded, SharedUpperBounds } from './fit-bounded.ts';
 import { fitEts } from './fit.ts';
 import { fitSmoothing } from './holt-winters.ts';
 import { ADDITIVE, MULTIPLICATIVE, NONE, specName, type EtsFit, type EtsSpec, type SeasonKind, type TrendKind } from './types.ts';
@@ -44,9 +50,12 @@ export function isConstant(y: Float64Array): boolean {
   return sumDiff / (count * scale) <= tol;
 }
 
-/** The candidate structures R's automatic search tries for this series. */
-export function candidateSpecs(n: number, m: number, positive: boolean): EtsSpec[] {
-  const seasonal = m > 1 && m <= MAX_SEASON && n > m;
+/** How each candidate is estimated: as R's `ets()`, or as statsforecast's AutoETS. */
+export type EtsEstimation = 'r' | 'statsforecast';
+
+/** The candidate structures the automatic search tries for this series. */
+export function candidateSpecs(n: number, m: number, positive: boolean, estimation: EtsEstimation = 'r'): EtsSpec[] {
+  const seasonal = m > 1 && (estimation === 'statsforecast' || m <= MAX_SEASON) && n > m;
   const errors = positive ? ([ADDITIVE, MULTIPLICATIVE] as const) : ([ADDITIVE] as const);
   const trends: TrendKind[] = [NONE, ADDITIVE];
   const seasons: SeasonKind[] = seasonal ? [NONE, ADDITIVE, MULTIPLICATIVE] : [NONE];
@@ -71,7 +80,7 @@ export interface Selection {
   readonly candidates: ReadonlyArray<{ readonly method: string; readonly aicc: number }>;
 }
 
-export function selectEts(y: Float64Array, m: number): Selection {
+export function selectEts(y: Float64Array, m: number, estimation: EtsEstimation = 'r'): Selection {
   const n = y.length;
   if (n === 0) throw new NoModelError('empty history');
   if (isConstant(y)) {
@@ -89,8 +98,9 @@ export function selectEts(y: Float64Array, m: number): Selection {
 
   let best: EtsFit | null = null;
   const candidates: Array<{ method: string; aicc: number }> = [];
-  for (const spec of candidateSpecs(n, m, positive)) {
-    const fit = fitEts(y, spec, m);
+  const shared = new SharedUpperBounds();
+  for (const spec of candidateSpecs(n, m, positive, estimation)) {
+    const fit = estimation === 'r' ? fitEts(y, spec, m) : fitEtsBounded(y, spec, m, shared);
     const aicc = fit ? fit.aicc : Infinity;
     candidates.push({ method: specName(spec), aicc });
     if (fit && !Number.isNaN(aicc) && (best === null ? aicc < Infinity : aicc < best.aicc)) best = fit;

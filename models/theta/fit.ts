@@ -10,7 +10,7 @@
  * the smallest such error is chosen. One pass over the series per evaluation: the reference
  * recomputes multi-step forecasts at every step for a statistic it does not use.
  */
-import { nelderMead } from './nelder-mead.ts';
+import { nelderMead } from '../bounded-nelder-mead.ts';
 
 export type ThetaVariant = 'STM' | 'OTM' | 'DSTM' | 'DOTM';
 export const THETA_VARIANTS: readonly ThetaVariant[] = ['STM', 'OTM', 'DSTM', 'DOTM'];

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { ces, fitCes, forecastWithCes } from '../../models/ces.ts';
+import { aets } from '../../models/aets.ts';
 import { AUTH, dailyRequest, hourlySeries, useTestServer } from './helpers.ts';
 
 const server = useTestServer();
@@ -130,5 +131,40 @@ describe('POST /forecast?model=ces', () => {
     const short = await post(dailyRequest({}, { target: [1, 2, 3, 4], index: ['2024-01-01', '2024-01-02', '2024-01-03', '2024-01-04'] }), 'model=ces');
     expect(short.statusCode).toBe(422);
     expect(short.json().errors[0].path).toBe('body.series[0]');
+  });
+});
+
+describe('POST /forecast?model=aets: estimation', () => {
+  const weekly = () => {
+    // Two and a half years of a weekly series with a yearly cycle: R's ets() drops a 52-week season.
+    const target = Array.from({ length: 130 }, (_, t) => 100 + 20 * Math.sin((2 * Math.PI * t) / 52) + ((t * 7919) % 13) / 4);
+    const start = Date.UTC(2022, 0, 3);
+    const index = target.map((_, t) => new Date(start + t * 7 * 86_400_000).toISOString().slice(0, 10));
+    return { series: [{ target, index }], horizon: 8, freq: 'W', quantiles: [0.1, 0.9] };
+  };
+  const withEstimation = (estimation?: string) => ({
+    ...weekly(),
+    ...(estimation && { model_config: { model: 'aets', config: { estimation } } }),
+  });
+
+  test("statsforecast by default; r gives R's ets() (no 52-week season), with the same answer as the model core", async () => {
+    const byDefault = await post(withEstimation(), 'model=aets');
+    const explicit = await post(withEstimation('statsforecast'), 'model=aets');
+    const asR = await post(withEstimation('r'), 'model=aets');
+    for (const res of [byDefault, explicit, asR]) expect(res.statusCode).toBe(200);
+    const mean = (res: typeof byDefault) => res.json().series[0][0].prediction.mean as number[];
+    expect(mean(byDefault)).toEqual(mean(explicit));
+    const { target } = weekly().series[0];
+    const task = { history: Float64Array.from(target), horizon: 8, quantiles: [0.1, 0.9], seasonLength: 52 };
+    expect(mean(asR)).toEqual([...aets.forecast({ ...task, ets: { estimation: 'r' } }).mean]);
+    expect(mean(byDefault)).toEqual([...aets.forecast(task).mean]);
+    // The seasonal fit follows the cycle down; R's non-seasonal one cannot.
+    expect(Math.max(...mean(byDefault)) - Math.min(...mean(byDefault))).toBeGreaterThan(Math.max(...mean(asR)) - Math.min(...mean(asR)));
+  });
+
+  test('an unknown estimation is a 422 naming the field', async () => {
+    const res = await post(withEstimation('python'), 'model=aets');
+    expect(res.statusCode).toBe(422);
+    expect(res.json().errors[0].path).toBe('body.model_config.config.estimation');
   });
 });

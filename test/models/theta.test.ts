@@ -17,7 +17,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { theta } from '../../models/theta.ts';
 import { fitVariant, forecastMean, selectTheta } from '../../models/theta/fit.ts';
-import { nelderMead } from '../../models/theta/nelder-mead.ts';
+import { nelderMead } from '../../models/bounded-nelder-mead.ts';
 import { deseasonalise, isSeasonal, seasonalAdjustment } from '../../models/theta/seasonal.ts';
 import { ModelInputError } from '../../models/types.ts';
 

@@ -1,5 +1,5 @@
 /**
- * Bounded Nelder-Mead as statsforecast's Theta fit runs it: adaptive coefficients (Gao and Han
+ * Bounded Nelder-Mead as statsforecast runs it (its Theta, CES and ETS fits): adaptive coefficients (Gao and Han
  * 2012), every trial point clamped into the box, a first simplex that steps each coordinate by 5%
  * (or 1e-4 from zero), and a stop once the population standard deviation of the simplex's values
  * falls under `tolStd`. Same steps, same order, so the fitted parameters match the reference's.

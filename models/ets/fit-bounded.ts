@@ -1,0 +1,138 @@
+/**
+ * Fitting one ETS structure as statsforecast's AutoETS does (its `etsmodel`): the same starting
+ * values and initial states as R, but a different search. Nelder-Mead runs inside a box (each
+ * trial point clamped into it, no admissibility test inside the objective), with adaptive
+ * coefficients, at most 1,000 iterations and a stop once the simplex's values agree within 1e-4.
+ *
+ * The box is narrower than R's: beta may not exceed the starting alpha (0.2 / m on seasonal data)
+ * and gamma not 1 minus it, and the objective is the likelihood alone. On long seasonal series
+ * the search stops well before R's would; the parameters stay nearer their smooth starting
+ * values, which forecasts better out of sample (M4 Hourly and Weekly, M3: BENCHMARKS.md) though
+ * R's fits reach a higher likelihood.
+ */
+import { nelderMead } from '../bounded-nelder-mead.ts';
+import { initialState, InitialStateError } from './initial-states.ts';
+import { ETS_BOUNDS, isAdmissible, startingValues, type Estimated } from './parameters.ts';
+import { finalState, runRecursion, Workspace, type Recursion } from './state-space.ts';
+import { MULTIPLICATIVE, NONE, specName, type EtsFit, type EtsSpec } from './types.ts';
+
+/** statsforecast's optimiser controls for ETS. */
+const MAX_ITERATIONS = 1000;
+const TOLERANCE = 1e-4;
+const LIK_FLOOR = -1e10;
+
+/**
+ * The smoothing parameters' upper bounds, which statsforecast narrows in place as it goes through
+ * the candidates of one series (its `initparam` writes into the array the search shares): each
+ * candidate's cap on beta is the smallest starting alpha seen so far among trended candidates,
+ * on gamma one minus the smallest seasonal starting alpha. Created once per series.
+ */
+export class SharedUpperBounds {
+  beta = ETS_BOUNDS.upper[1];
+  gamma = ETS_BOUNDS.upper[2];
+}
+
+/**
+ * Fits `spec` to `y` (period `m`, used when the spec is seasonal). Null where statsforecast's
+ * `etsmodel` gives no model: starting values outside the region, too many parameters for the
+ * data, or a likelihood that is not a number at the optimum.
+ */
+export function fitEtsBounded(y: Float64Array, spec: EtsSpec, m: number, shared: SharedUpperBounds): EtsFit | null {
+  const n = y.length;
+  const seasonal = spec.season !== NONE;
+  const period = seasonal ? m : 1;
+  const est: Estimated = { beta: spec.trend !== NONE, gamma: seasonal, phi: spec.damped };
+  const { lower, upper } = ETS_BOUNDS;
+  const alpha0 = startingValues({ beta: false, gamma: false, phi: false }, period, ETS_BOUNDS)[0];
+  if (est.beta) shared.beta = Math.min(shared.beta, alpha0);
+  if (est.gamma) shared.gamma = Math.min(shared.gamma, 1 - alpha0);
+  const start = startingValues(est, period, { lower, upper: [upper[0], shared.beta, shared.gamma, upper[3]] });
+
+  // The starting values must lie in the usual box and the admissible region (check_param).
+  const [a, b, g, p] = unpack(start, est);
+  if (a < lower[0] || a > upper[0]) return null;
+  if (est.beta && (b < lower[1] || b > a || b > shared.beta)) return null;
+  if (est.phi && (p < lower[3] || p > upper[3])) return null;
+  if (est.gamma && (g < lower[2] || g > 1 - a || g > shared.gamma)) return null;
+  if (!isAdmissible(a, est.beta ? b : 0, est.gamma ? g : 0, est.phi ? p : 1, period, est.beta, seasonal)) return null;
+
+  let init: Float64Array;
+  try {
+    init = initialState(y, spec.trend, spec.season, m);
+  } catch (err) {
+    if (err instanceof InitialStateError) return null;
+    throw err;
+  }
+  const x0 = Float64Array.from([...start, ...init]);
+  const nPar = x0.length;
+  if (nPar >= n - 1) return null;
+
+  const boxLower = new Float64Array(nPar).fill(-Infinity);
+  const boxUpper = new Float64Array(nPar).fill(Infinity);
+  let k = 0;
+  boxLower[k] = lower[0];
+  boxUpper[k++] = upper[0];
+  if (est.beta) [boxLower[k], boxUpper[k++]] = [lower[1], shared.beta];
+  if (est.gamma) [boxLower[k], boxUpper[k++]] = [lower[2], shared.gamma];
+  if (est.phi) [boxLower[k], boxUpper[k++]] = [lower[3], upper[3]];
+
+  const rec: Recursion = { error: spec.error, trend: spec.trend, season: spec.season, m: period, alpha: 0, beta: 0, gamma: 0, phi: 1 };
+  const ws = new Workspace(period);
+  const levelAt = start.length;
+  const evaluate = (x: Float64Array): number => {
+    if (!load(x, rec, est, ws, levelAt)) return Infinity;
+    return runRecursion(y, rec, x[levelAt], spec.trend === NONE ? 0 : x[levelAt + 1], ws);
+  };
+  const objective = (x: Float64Array): number => {
+    const lik = evaluate(x);
+    // The reference maps a likelihood that is not a number to -Inf (its kernel's missing value).
+    if (Number.isNaN(lik)) return -Infinity;
+    return lik < LIK_FLOOR ? LIK_FLOOR : lik;
+  };
+
+  const best = nelderMead(objective, x0, { lower: boxLower, upper: boxUpper, maxIter: MAX_ITERATIONS, tolStd: TOLERANCE }).x;
+  const lik = evaluate(best);
+  if (!Number.isFinite(lik)) return null;
+  const parameters = nPar + 1; // + the innovation variance
+  const aicc = lik + 2 * parameters + (2 * parameters * (parameters + 1)) / (n - parameters - 1);
+  return {
+    spec,
+    m: period,
+    params: { alpha: rec.alpha, beta: rec.beta, gamma: rec.gamma, phi: rec.phi },
+    lastState: finalState(ws, rec),
+    // statsforecast's residual variance counts the variance itself among the parameters.
+    sigma2: ws.sse / (n - parameters - 1),
+    lik,
+    aicc,
+    method: specName(spec),
+  };
+}
+
+function unpack(x: ArrayLike<number>, est: Estimated): [number, number, number, number] {
+  let k = 0;
+  const alpha = x[k++];
+  const beta = est.beta ? x[k++] : 0;
+  const gamma = est.gamma ? x[k++] : 0;
+  const phi = est.phi ? x[k++] : 1;
+  return [alpha, beta, gamma, phi];
+}
+
+/**
+ * Unpacks a parameter vector `[alpha, beta?, gamma?, phi?, l0, b0?, s0..s(m-2)]` into the
+ * recursion and the seasonal ring; the last index is implied (sum 0, or m when multiplicative).
+ * False when a multiplicative index is negative (the reference's objective is then +Inf).
+ */
+function load(x: Float64Array, rec: Recursion, est: Estimated, ws: Workspace, levelAt: number): boolean {
+  [rec.alpha, rec.beta, rec.gamma, rec.phi] = unpack(x, est);
+  if (rec.season === NONE) return true;
+  const first = levelAt + 1 + (rec.trend === NONE ? 0 : 1);
+  const m = rec.m;
+  let sum = 0;
+  for (let j = 0; j < m - 1; j++) sum += x[first + j];
+  ws.seasons[0] = (rec.season === MULTIPLICATIVE ? m : 0) - sum;
+  for (let j = 1; j < m; j++) ws.seasons[j] = x[first + m - 1 - j];
+  if (rec.season === MULTIPLICATIVE) {
+    for (let j = 0; j < m; j++) if (ws.seasons[j] < 0) return false;
+  }
+  return true;
+}
