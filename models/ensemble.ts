@@ -44,6 +44,14 @@ export interface EnsembleRuns {
   readonly runs: MemberRun[];
 }
 
+/**
+ * The ensemble's `aets` estimates as R's `ets()`: measured on the M4 subsets (BENCHMARKS.md),
+ * the ensemble is as accurate with it as with statsforecast's estimation (0.772 against 0.784
+ * Hourly, 0.357 against 0.358 Weekly) and four times cheaper on weekly data, where R's drops
+ * the 52-week season that `mstl` covers anyway.
+ */
+const asREts = (task: ForecastTask): ForecastTask => ({ ...task, ets: { estimation: 'r' } });
+
 /** Every member's forecasts of every task and window: the part that costs, apart from the combination. */
 export async function runMembers(
   members: readonly Member[],
@@ -53,7 +61,7 @@ export async function runMembers(
 ): Promise<EnsembleRuns> {
   const cuts = tasks.map((t) => windowCuts(t.history.length, t.horizon, windows));
   const runs: MemberRun[] = [];
-  for (const member of members) runs.push(await runMember(member, tasks, cuts, context));
+  for (const member of members) runs.push(await runMember(member, member.name === 'aets' ? tasks.map(asREts) : tasks, cuts, context));
   return { cuts, runs };
 }
 
