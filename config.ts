@@ -11,6 +11,8 @@ import path from 'node:path';
 export interface Config {
   port: number;
   host: string;
+  /** SHUTDOWN_GRACE: how long a stopping process lets in-flight requests and job chunks finish (README, Shutdown). */
+  shutdownGraceMs: number;
   /** DATA_DIR: the service's files (API keys, jobs, results, uploads). */
   dataDir: string;
   /** `principal:key` pairs from FORECAST_API_KEYS, for development and tests. */
@@ -18,6 +20,14 @@ export interface Config {
   defaultModel: string;
   rateLimit: { perSecond: number; burst: number };
   maxBodyBytes: number;
+  /** Per-principal quotas (README, "Limits and quotas"): QUOTA_* and QUOTA_OVERRIDES; 0 is no limit. */
+  quotas: QuotaConfig;
+  /** IDEMPOTENCY_KEY_TTL: how long an Idempotency-Key of a job submission is remembered. */
+  idempotencyKeyTtlMs: number;
+  /** Failed authentications per client address: beyond `limit` within `windowMs`, 429 (AUTH_FAILURE_LIMIT, AUTH_FAILURE_WINDOW; limit 0: off). */
+  authFailures: { limit: number; windowMs: number };
+  /** TRUST_PROXY: Fastify's `trustProxy`, so that the client address is the one a reverse proxy forwards. */
+  trustProxy: boolean | number | string;
   /** What the forecasting engine needs: model threads, installed models, float data sources. */
   engine: {
     /** MODEL_THREADS: worker threads that fit and run models. */
@@ -46,6 +56,8 @@ export interface Config {
     cliPath: string;
     /** Whether the server process also runs a worker (off for API-only processes). */
     runWorker: boolean;
+    /** WORKER_METRICS_PORT: where `npm run worker` serves GET /metrics (0: nowhere). */
+    workerMetricsPort: number;
   };
   /** Where jobs' inputs, chunk inputs, metadata and results live (README, "Storage"). */
   storage: StorageConfig;
@@ -72,6 +84,32 @@ export interface Config {
     duckdbInitSql: string | null;
   };
 }
+
+/** What one principal may ask for; 0 means no limit. */
+export interface Quotas {
+  /** Jobs in progress (queued or running) at once; beyond it a submission is 429. */
+  concurrentJobs: number;
+  /** Series in one stable request (POST /forecast, job submissions); beyond it 413. */
+  seriesPerRequest: number;
+  /** Forecasts (series x creation dates) in one forecast job; beyond it 413. */
+  forecastsPerJob: number;
+  /** Bytes of one request body, or of one beta upload's data parts; beyond it 413. */
+  uploadBytes: number;
+}
+
+export interface QuotaConfig {
+  defaults: Quotas;
+  /** QUOTA_OVERRIDES: a principal's own values, replacing the defaults they name. */
+  byPrincipal: Record<string, Partial<Quotas>>;
+}
+
+/** Each quota's name in QUOTA_OVERRIDES and in the `limit` member of a refusal. */
+export const QUOTA_NAMES: Record<keyof Quotas, string> = {
+  concurrentJobs: 'concurrent_jobs',
+  seriesPerRequest: 'series_per_request',
+  forecastsPerJob: 'forecasts_per_job',
+  uploadBytes: 'upload_bytes',
+};
 
 export interface StorageConfig {
   /** STORAGE_URL: `file:///path` (default: DATA_DIR) or `s3://bucket/prefix`. */
@@ -108,14 +146,79 @@ function integer(env: Environment, name: string, fallback: number, min = 0): num
   return value;
 }
 
-const RETENTION_UNITS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000 };
+const MS_PER_UNIT = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+const UNIT_NAMES: Record<keyof typeof MS_PER_UNIT, string> = { ms: 'milliseconds', s: 'seconds', m: 'minutes', h: 'hours', d: 'days' };
 
-/** JOB_RETENTION: a whole number of minutes, hours or days (`90m`, `12h`, `30d`); unset or empty keeps jobs. */
-function retention(raw: string | undefined): number | null {
-  if (raw === undefined || raw === '') return null;
-  const match = /^(\d+)(m|h|d)$/.exec(raw.trim());
-  if (!match || Number(match[1]) < 1) throw new Error(`JOB_RETENTION must be a whole number of minutes, hours or days (90m, 12h, 30d); got '${raw}'`);
-  return Number(match[1]) * RETENTION_UNITS[match[2]];
+/** The forms a duration setting takes: its units and, for SHUTDOWN_GRACE, bare (fractional, or 0) seconds. */
+interface DurationForm {
+  readonly units: readonly (keyof typeof MS_PER_UNIT)[];
+  readonly examples: string;
+  readonly bareSeconds?: boolean;
+}
+
+/**
+ * A duration setting in milliseconds: a whole number >= 1 with one of the form's units (`90m`,
+ * `24h`), or with `bareSeconds` any number >= 0, a unit optional (`1.5`, `500ms`). Unset or empty
+ * is the fallback; anything else stops the start naming the variable.
+ */
+function duration<F extends number | null>(env: Environment, name: string, fallback: F, form: DurationForm): number | F {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const match = /^(\d+(?:\.\d+)?)([a-z]*)$/.exec(raw.trim());
+  const unit = (match?.[2] || (form.bareSeconds ? 's' : '')) as keyof typeof MS_PER_UNIT;
+  const amount = Number(match?.[1]);
+  const valid = match !== null && form.units.includes(unit) && (form.bareSeconds || (Number.isInteger(amount) && amount >= 1));
+  if (!valid) {
+    const names = form.units.map((u) => UNIT_NAMES[u]);
+    const wholeUnits = `a whole number of ${names.slice(0, -1).join(', ')} or ${names.at(-1)} (${form.examples})`;
+    const kinds = form.bareSeconds ? `a duration such as ${form.examples} (a plain number is seconds)` : wholeUnits;
+    throw new Error(`${name} must be ${kinds}; got '${raw}'`);
+  }
+  return Math.round(amount * MS_PER_UNIT[unit]);
+}
+
+const EVERY_WHOLE_UNIT: DurationForm = { units: ['s', 'm', 'h', 'd'], examples: '30s, 15m, 24h, 7d' };
+
+/** A whole number >= 0 (quotas, counts), else the start stops naming the variable. */
+function count(env: Environment, name: string, fallback: number): number {
+  const value = integer(env, name, fallback);
+  if (!Number.isSafeInteger(value)) throw new Error(`${name} must be a whole number >= 0; got '${env[name]}'`);
+  return value;
+}
+
+/** QUOTA_OVERRIDES: `{"alice": {"concurrent_jobs": 50, "upload_bytes": 0}}`; names and values are checked at start. */
+function quotaOverrides(raw: string | undefined): QuotaConfig['byPrincipal'] {
+  if (raw === undefined || raw.trim() === '') return {};
+  const example = `for example {"alice": {"concurrent_jobs": 50, "upload_bytes": 0}}`;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch (error) {
+    throw new Error(`QUOTA_OVERRIDES must be JSON, ${example}: ${(error as Error).message}`);
+  }
+  const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+  if (!isObject(parsed)) throw new Error(`QUOTA_OVERRIDES must be an object of principal -> quotas, ${example}`);
+  const fields = Object.fromEntries(Object.entries(QUOTA_NAMES).map(([field, name]) => [name, field as keyof Quotas]));
+  const byPrincipal: QuotaConfig['byPrincipal'] = {};
+  for (const [principal, quotas] of Object.entries(parsed)) {
+    if (!isObject(quotas)) throw new Error(`QUOTA_OVERRIDES.${principal} must be an object of quotas, ${example}`);
+    byPrincipal[principal] = {};
+    for (const [name, value] of Object.entries(quotas)) {
+      if (!fields[name]) throw new Error(`QUOTA_OVERRIDES.${principal}.${name} is not a quota; the quotas are ${Object.values(QUOTA_NAMES).join(', ')}`);
+      if (!Number.isSafeInteger(value) || (value as number) < 0)
+        throw new Error(`QUOTA_OVERRIDES.${principal}.${name} must be a whole number >= 0 (0: no limit); got ${JSON.stringify(value)}`);
+      byPrincipal[principal][fields[name]] = value as number;
+    }
+  }
+  return byPrincipal;
+}
+
+/** TRUST_PROXY: unset or `false`: none; `true`: every proxy; a number: that many hops; otherwise addresses or CIDRs, comma-separated. */
+function trustProxy(raw: string | undefined): Config['trustProxy'] {
+  if (raw === undefined || raw.trim() === '' || raw.trim() === 'false') return false;
+  if (raw.trim() === 'true') return true;
+  if (/^\d+$/.test(raw.trim())) return Number(raw.trim());
+  return raw.trim();
 }
 
 /** A count of threads: a positive whole number, else the default (as documented). */
@@ -180,6 +283,8 @@ export function loadConfig(env: Environment = process.env): Config {
   return {
     port: integer(env, 'PORT', 8080),
     host: env.HOST || '0.0.0.0',
+    // Below the 30 s Kubernetes waits after SIGTERM by default, so the drain ends before a SIGKILL.
+    shutdownGraceMs: duration(env, 'SHUTDOWN_GRACE', 25_000, { units: ['ms', 's', 'm'], examples: '25s, 500ms or 2m', bareSeconds: true }),
     dataDir,
     envKeys: parseApiKeys(env.FORECAST_API_KEYS),
     // A model every server runs, fast on any history (README, Decisions: not the reference's
@@ -187,6 +292,20 @@ export function loadConfig(env: Environment = process.env): Config {
     defaultModel: env.DEFAULT_MODEL || 'aets',
     rateLimit: { perSecond: integer(env, 'RATE_LIMIT_PER_SECOND', 10), burst: integer(env, 'RATE_LIMIT_BURST', 50, 1) },
     maxBodyBytes: integer(env, 'MAX_BODY_BYTES', 64 * 1024 * 1024, 1024),
+    quotas: {
+      // Defaults that leave room for the benchmarked backtests while no single principal can take the workers or memory.
+      defaults: {
+        concurrentJobs: count(env, 'QUOTA_CONCURRENT_JOBS', 20),
+        seriesPerRequest: count(env, 'QUOTA_SERIES_PER_REQUEST', 100_000),
+        forecastsPerJob: count(env, 'QUOTA_FORECASTS_PER_JOB', 10_000_000),
+        // 0: only MAX_BODY_BYTES and BETA_MAX_UPLOAD_BYTES, the server's own limits, apply.
+        uploadBytes: count(env, 'QUOTA_UPLOAD_BYTES', 0),
+      },
+      byPrincipal: quotaOverrides(env.QUOTA_OVERRIDES),
+    },
+    idempotencyKeyTtlMs: duration(env, 'IDEMPOTENCY_KEY_TTL', 24 * 3_600_000, EVERY_WHOLE_UNIT),
+    authFailures: { limit: count(env, 'AUTH_FAILURE_LIMIT', 10), windowMs: duration(env, 'AUTH_FAILURE_WINDOW', 60_000, EVERY_WHOLE_UNIT) },
+    trustProxy: trustProxy(env.TRUST_PROXY),
     engine: {
       modelThreads,
       models: {
@@ -207,13 +326,15 @@ export function loadConfig(env: Environment = process.env): Config {
       // Where set-up (scripts/ensure-temporal-cli.sh) caches the Temporal CLI, outside the repo.
       cliPath: env.TEMPORAL_CLI || path.join(env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'forecasting-service', 'bin', 'temporal'),
       runWorker: env.RUN_WORKER !== 'false',
+      // Off by default: several workers may share a machine, and each needs a port of its own.
+      workerMetricsPort: integer(env, 'WORKER_METRICS_PORT', 0, 0),
     },
     storage: storageConfig(env, dataDir),
     jobs: {
       forecastsPerChunk: integer(env, 'JOB_CHUNK_FORECASTS', 64, 1),
       parallelism: integer(env, 'JOB_PARALLELISM', 8, 1),
       heartbeatTimeoutMs: integer(env, 'JOB_HEARTBEAT_TIMEOUT_MS', 30_000, 1_000),
-      retentionMs: retention(env.JOB_RETENTION),
+      retentionMs: duration(env, 'JOB_RETENTION', null, { units: ['m', 'h', 'd'], examples: '90m, 12h, 30d' }),
       chunksPerRun: integer(env, 'JOB_CHUNKS_PER_RUN', 500, 1),
     },
     beta: {
@@ -226,5 +347,21 @@ export function loadConfig(env: Environment = process.env): Config {
       duckdbMemoryLimit: env.BETA_DUCKDB_MEMORY_LIMIT || null,
       duckdbInitSql: env.BETA_DUCKDB_INIT ? readSetting('BETA_DUCKDB_INIT', env.BETA_DUCKDB_INIT) : null,
     },
+  };
+}
+
+/** What the `forecast` CLI needs to reach a service (README, "Command line"); its flags override it. */
+export interface ClientConfig {
+  /** FORECAST_URL: the service's base URL (default http://127.0.0.1:PORT, PORT defaulting to 8080). */
+  baseUrl: string;
+  /** FORECAST_API_KEY: the caller's key; null when unset (a command that needs one says so). */
+  apiKey: string | null;
+}
+
+/** The CLI's configuration from the environment; a service started in the same shell is found without flags. */
+export function loadClientConfig(env: Environment = process.env): ClientConfig {
+  return {
+    baseUrl: env.FORECAST_URL || `http://127.0.0.1:${integer(env, 'PORT', 8080)}`,
+    apiKey: env.FORECAST_API_KEY || null,
   };
 }

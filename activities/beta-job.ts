@@ -80,7 +80,8 @@ export function createBetaActivities(deps: BetaDependencies) {
       }
     },
 
-    async runBetaChunk(meta: JobMeta, chunkNumber: number): Promise<number> {
+    /** Forecasts one chunk and writes its results, unless `signal` aborts first (the job cancelled: nothing is written). */
+    async runBetaChunk(meta: JobMeta, chunkNumber: number, signal: AbortSignal): Promise<number> {
       const jobId = meta.job_id;
       const query = await queryOf(jobId);
       const model = requireRunnableModel(meta.model, engine.settings.models);
@@ -89,7 +90,7 @@ export function createBetaActivities(deps: BetaDependencies) {
       const settings = backtestSettings(query, model, freq);
       const series = await store.betaChunk(jobId, chunkNumber, { freq, targets: plan.targets.length, covariates: plan.covariates });
       const planned = planForecasts(series, plan.cutoffs, freq, settings.refit);
-      const outputs = await runBacktest(engine, model, settings, planned, plan, 'background');
+      const outputs = await runBacktest(engine.cancellable(signal), model, settings, planned, plan, 'background');
       const names = {
         jobId,
         model: model.name,
@@ -99,6 +100,7 @@ export function createBetaActivities(deps: BetaDependencies) {
         freq,
         horizon: settings.horizon,
       };
+      signal.throwIfAborted();
       await store.writeBetaResults(names, chunkNumber, targetForecasts(planned, outputs, settings));
       return planned.length;
     },

@@ -49,14 +49,31 @@ async function jobMeta(store: JobStore, jobId: string): Promise<JobMeta> {
   return meta;
 }
 
-/** Beats well inside the heartbeat timeout while `work` runs, so only a dead worker misses it. */
-async function heartbeating<T>(work: () => Promise<T>): Promise<T> {
+/** How long a cancelled attempt waits for its work to settle (a write under way) before it ends. */
+const SETTLE_MS = 10_000;
+const noop = () => undefined;
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
+
+/**
+ * Beats well inside the heartbeat timeout while `work` runs, so only a dead worker misses it.
+ * A cancellation (the job cancelled or deleted, or this worker stopping past SHUTDOWN_GRACE) ends
+ * the attempt at once, so Temporal retries the chunk elsewhere without waiting for the heartbeat
+ * timeout, and aborts `work`'s signal: its model batches are dropped or their threads stopped
+ * (engine.cancellable), and it writes nothing after that (a write already under way is awaited).
+ */
+async function heartbeating<T>(work: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const context = Context.current();
   const interval = Math.max(100, Math.min(5_000, (context.info.heartbeatTimeoutMs ?? 30_000) / 3));
   const heartbeat = setInterval(() => context.heartbeat(), interval);
+  const running = work(context.cancellationSignal);
+  // Once the race is lost to a cancellation, nobody awaits the work: its failure must not crash the process.
+  running.catch(() => undefined);
   try {
-    return await work();
+    return await Promise.race([running, context.cancelled]);
   } catch (err) {
+    // Its model batches are aborted, so the work settles at once, unless it is mid-write: let that
+    // finish before the attempt ends, so nothing lands after a deleted job's files are removed.
+    if (context.cancellationSignal.aborted) await Promise.race([running.then(noop, noop), sleep(SETTLE_MS)]);
     throw asJobFailure(err);
   } finally {
     clearInterval(heartbeat);
@@ -71,10 +88,10 @@ export function createActivities({ engine, store, forecastsPerChunk, beta }: Act
   const documents = new JobDocuments();
   const betaJobs = createBetaActivities({ engine, store, ...beta, minimumForecastsPerChunk: forecastsPerChunk, documents });
 
-  async function runOneChunk(meta: JobMeta, chunkNumber: number): Promise<number> {
-    if (jobKind(meta) === 'beta') return betaJobs.runBetaChunk(meta, chunkNumber);
+  async function runOneChunk(meta: JobMeta, chunkNumber: number, signal: AbortSignal): Promise<number> {
+    if (jobKind(meta) === 'beta') return betaJobs.runBetaChunk(meta, chunkNumber, signal);
     const chunk = await store.chunk(meta.job_id, chunkNumber);
-    const rows = await computePredictions(engine, chunk.request, meta.model, 'background', undefined, chunk.refitFcds);
+    const rows = await computePredictions(engine.cancellable(signal), chunk.request, meta.model, 'background', undefined, chunk.refitFcds);
     const results = rows.map(({ planned, prediction }) => ({
       seriesIndex: chunk.seriesIndex[planned.seriesIndex],
       fcdIndex: chunk.fcdPositions[planned.seriesIndex][planned.fcdPosition],
@@ -82,6 +99,7 @@ export function createActivities({ engine, store, forecastsPerChunk, beta }: Act
       serie: chunk.request.series[planned.seriesIndex],
       prediction,
     }));
+    signal.throwIfAborted();
     await store.writeResults(meta, chunkNumber, results);
     return rows.length;
   }
@@ -105,11 +123,11 @@ export function createActivities({ engine, store, forecastsPerChunk, beta }: Act
 
     /** Forecasts one chunk and writes its results; a retry overwrites the same parts. */
     async runChunk(jobId: string, chunkNumber: number): Promise<number> {
-      return heartbeating(async () => {
+      return heartbeating(async (signal) => {
         const meta = await documents.get(`meta/${jobId}`, () => jobMeta(store, jobId));
         const timer = jobChunkDuration.startTimer({ kind: jobKind(meta) });
         try {
-          return await runOneChunk(meta, chunkNumber);
+          return await runOneChunk(meta, chunkNumber, signal);
         } finally {
           timer();
         }

@@ -8,7 +8,15 @@ export interface WorkerOptions {
   namespace: string;
   taskQueue: string;
   forecastsPerChunk: number;
+  /**
+   * SHUTDOWN_GRACE: once asked to stop, how long running chunks may finish; then they are
+   * cancelled and Temporal retries them on another worker. Unset: Temporal's 0 (at once).
+   */
+  shutdownGraceMs?: number;
 }
+
+/** How long past the grace a stopping worker may take before `run()` gives up on it (it then rejects). */
+const FORCE_AFTER_GRACE_MS = 10_000;
 
 /**
  * A Temporal worker for forecast jobs: wiring only. Activities fit models on the engine's model
@@ -16,6 +24,7 @@ export interface WorkerOptions {
  */
 export async function createJobWorker(options: WorkerOptions, engine: Engine, store: JobStore, beta: ActivityDependencies['beta']): Promise<Worker> {
   const connection = await NativeConnection.connect({ address: options.address });
+  const graceMs = options.shutdownGraceMs ?? 0;
   return Worker.create({
     connection,
     namespace: options.namespace,
@@ -24,5 +33,9 @@ export async function createJobWorker(options: WorkerOptions, engine: Engine, st
     activities: createActivities({ engine, store, forecastsPerChunk: options.forecastsPerChunk, beta }),
     // One chunk per model thread keeps every thread busy; more would only queue inside the pool.
     maxConcurrentActivityTaskExecutions: engine.threads.size + 1,
+    // After the grace the running chunks are cancelled; they give up at once (activities/forecast-job.ts),
+    // so the force time only bounds a worker that hangs for some other reason.
+    shutdownGraceTime: graceMs,
+    shutdownForceTime: graceMs + FORCE_AFTER_GRACE_MS,
   });
 }

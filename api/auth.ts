@@ -3,6 +3,7 @@ import fp from 'fastify-plugin';
 import type { Config } from '../config.ts';
 import { activeKeyHashes, hashKey } from './keys-store.ts';
 import { problem, sendProblem } from './problem.ts';
+import { FailureWindows } from './rate-limit.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -67,13 +68,32 @@ function bearerToken(request: FastifyRequest): string | undefined {
   return match?.[1];
 }
 
-export const authPlugin = fp(async (app: FastifyInstance, opts: { resolver: KeyResolver }) => {
+export interface AuthOptions {
+  resolver: KeyResolver;
+  /** Failed authentications allowed per client address within a window (AUTH_FAILURE_LIMIT, AUTH_FAILURE_WINDOW); limit 0: no limit. */
+  failures?: { limit: number; windowMs: number };
+}
+
+export const authPlugin = fp(async (app: FastifyInstance, opts: AuthOptions) => {
+  const failures = opts.failures && opts.failures.limit > 0 ? new FailureWindows(opts.failures.limit, opts.failures.windowMs) : undefined;
   app.decorateRequest('principal', '');
   app.addHook('onRequest', async (request, reply) => {
     if (request.is404 || request.routeOptions.config.public) return;
+    // Before the key is even looked at: an address guessing keys learns nothing more, valid or not.
+    const wait = failures?.blockedFor(request.ip) ?? 0;
+    if (wait > 0) {
+      const detail = `too many failed authentications from this address (${failures!.limit} within ${failures!.windowMs / 1000} s); retry in ${wait} s`;
+      return sendProblem(
+        reply,
+        problem(429, 'too_many_failed_authentications', detail, null, { name: 'failed_authentications', value: failures!.limit }),
+        wait,
+      );
+    }
     const token = bearerToken(request);
     const principal = token ? await opts.resolver.resolve(token) : undefined;
     if (!principal) {
+      // A request without credentials guesses nothing; a wrong or malformed one counts.
+      if (request.headers.authorization !== undefined) failures?.record(request.ip);
       reply.header('WWW-Authenticate', 'Bearer');
       return sendProblem(reply, problem(401, 'invalid_auth', token ? 'the API key is not valid' : 'send an API key as "Authorization: Bearer <API_KEY>"'));
     }

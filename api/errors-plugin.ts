@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { EngineError } from '../engine/errors.ts';
 import { StoreUnavailableError } from '../store/errors.ts';
@@ -19,7 +19,12 @@ function fromFastifyError(error: FastifyError): ProblemDetails | null {
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return problem(400, 'invalid_json', 'the request body is empty; send a JSON document');
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
-      return problem(400, 'invalid_json', `the request body is not valid JSON: ${error.message}`);
+      // Fastify's parser says no more; it also refuses valid JSON with a __proto__ key, which could replace an object's prototype.
+      return problem(
+        400,
+        'invalid_json',
+        'the request body is not valid JSON, or it has a property named __proto__ (refused: it could change object prototypes)',
+      );
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return problem(413, 'payload_too_large', error.message);
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
@@ -35,8 +40,33 @@ function fromFastifyError(error: FastifyError): ProblemDetails | null {
  * Engine errors are answered with their kind's status and their fields at the route's paths.
  */
 export const errorsPlugin = fp(async (app: FastifyInstance) => {
+  // Every route's path pattern and methods, so that a known path asked with another method is a
+  // 405 naming the methods it has (the Allow header), not a 404.
+  const routes: { pattern: RegExp; methods: string[] }[] = [];
+  app.addHook('onRoute', (route) => {
+    const pattern = new RegExp(`^${route.url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[^/]+/g, '[^/]+')}/?$`);
+    routes.push({ pattern, methods: [route.method].flat() });
+  });
+  const noRoute = (request: FastifyRequest, reply: FastifyReply) => {
+    const path = request.url.split('?')[0];
+    const allowed = [...new Set(routes.filter((r) => r.pattern.test(path)).flatMap((r) => r.methods))].sort();
+    if (allowed.length > 0) {
+      reply.header('allow', allowed.join(', '));
+      return sendProblem(reply, problem(405, 'method_not_allowed', `${path} does not take ${request.method}; it takes ${allowed.join(', ')}`));
+    }
+    return sendProblem(reply, problem(404, 'not_found', `no route ${request.method} ${path}`));
+  };
+  app.setNotFoundHandler(noRoute);
+
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    if (error instanceof HttpError) return sendProblem(reply, problem(error.status, error.code, error.message, error.errors));
+    // A request no route takes can still fail before the not-found handler runs: Fastify reads the
+    // body of a method that has one (QUERY without a Content-Type is a 400). What the client
+    // needs to hear is that the path does not take that method (405) or does not exist (404).
+    if (request.is404) return noRoute(request, reply);
+    if (error instanceof HttpError) {
+      const { limit, retryAfterSeconds } = error.refusal;
+      return sendProblem(reply, problem(error.status, error.code, error.message, error.errors, limit), retryAfterSeconds);
+    }
     if (error instanceof EngineError) {
       if (error.kind === 'forecast_failed') request.log.error({ err: error }, 'forecast failed');
       const fields = error.fields && httpFieldErrors(error.fields, request.routeOptions.config.fieldRoots ?? STABLE_ROOTS);
@@ -50,21 +80,5 @@ export const errorsPlugin = fp(async (app: FastifyInstance) => {
     if (mapped) return sendProblem(reply, mapped);
     request.log.error({ err: error }, 'unexpected error');
     return sendProblem(reply, problem(500, 'internal_error', 'an unexpected error occurred; it has been logged'));
-  });
-  // Every route's path pattern and methods, so that a known path asked with another method is a
-  // 405 naming the methods it has (the Allow header), not a 404.
-  const routes: { pattern: RegExp; methods: string[] }[] = [];
-  app.addHook('onRoute', (route) => {
-    const pattern = new RegExp(`^${route.url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[^/]+/g, '[^/]+')}/?$`);
-    routes.push({ pattern, methods: [route.method].flat() });
-  });
-  app.setNotFoundHandler((request, reply) => {
-    const path = request.url.split('?')[0];
-    const allowed = [...new Set(routes.filter((r) => r.pattern.test(path)).flatMap((r) => r.methods))].sort();
-    if (allowed.length > 0) {
-      reply.header('allow', allowed.join(', '));
-      return sendProblem(reply, problem(405, 'method_not_allowed', `${path} does not take ${request.method}; it takes ${allowed.join(', ')}`));
-    }
-    return sendProblem(reply, problem(404, 'not_found', `no route ${request.method} ${path}`));
   });
 });

@@ -2,6 +2,15 @@ import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
 import type { ErrorKind, FieldError, FieldPath, FieldRoot } from '../engine/errors.ts';
 
+/** The limit a request ran into, as an extension member of its problem (RFC 9457, 3.2). */
+export const ExceededLimit = z
+  .object({
+    name: z.string().meta({ description: 'concurrent_jobs, series_per_request, forecasts_per_job, upload_bytes, requests_per_second, failed_authentications' }),
+    value: z.number().meta({ description: "The limit's value for this caller (a count, bytes, or requests per second)." }),
+  })
+  .meta({ id: 'ExceededLimit' });
+export type ExceededLimit = z.output<typeof ExceededLimit>;
+
 /** The error body of the reference (2.7, RFC 9457), served as application/problem+json. */
 export const ProblemDetails = z
   .object({
@@ -14,6 +23,7 @@ export const ProblemDetails = z
       .array(z.object({ path: z.string(), message: z.string() }))
       .nullable()
       .default(null),
+    limit: ExceededLimit.optional().meta({ description: 'On refusals by a limit or quota (413, 429): which one, and its value for the caller.' }),
   })
   .meta({ id: 'ProblemDetails' });
 
@@ -73,15 +83,19 @@ export class HttpError extends Error {
     readonly code: string,
     message: string,
     readonly errors: ProblemField[] | null = null,
+    /** For refusals by a limit or quota: which one (the problem's `limit` member), and when to retry. */
+    readonly refusal: { limit?: ExceededLimit; retryAfterSeconds?: number } = {},
   ) {
     super(message);
   }
 }
 
-export function problem(status: number, code: string, detail: string | null, errors: ProblemField[] | null = null): ProblemDetails {
-  return { type: 'about:blank', title: TITLES[status] ?? 'Error', status, code, detail, errors };
+export function problem(status: number, code: string, detail: string | null, errors: ProblemField[] | null = null, limit?: ExceededLimit): ProblemDetails {
+  return { type: 'about:blank', title: TITLES[status] ?? 'Error', status, code, detail, errors, ...(limit && { limit }) };
 }
 
-export function sendProblem(reply: FastifyReply, body: ProblemDetails): FastifyReply {
+/** Sends a problem; `retryAfterSeconds` becomes the Retry-After header (whole seconds, at least 1). */
+export function sendProblem(reply: FastifyReply, body: ProblemDetails, retryAfterSeconds?: number): FastifyReply {
+  if (retryAfterSeconds !== undefined) reply.header('Retry-After', String(Math.max(1, Math.ceil(retryAfterSeconds))));
   return reply.code(body.status).type('application/problem+json').send(body);
 }

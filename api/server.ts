@@ -3,11 +3,15 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { Config } from '../config.ts';
 import { Engine } from '../engine/engine.ts';
 import { authPlugin, KeyResolver } from './auth.ts';
+import { drainingPlugin } from './draining.ts';
 import { errorsPlugin } from './errors-plugin.ts';
+import { IdempotentSubmissions } from './idempotency.ts';
 import type { JobService } from './jobs/job-service.ts';
-import { buildOpenApiDocument } from './openapi.ts';
+import { currentOpenApiDocument } from './openapi.ts';
+import { QuotaPolicy, uploadQuotaPlugin } from './quotas.ts';
 import { rateLimitPlugin } from './rate-limit.ts';
 import { betaRoutes } from './routes/beta.ts';
+import { dashboardRoutes } from './routes/dashboard.ts';
 import { forecastRoutes } from './routes/forecast.ts';
 import { operationsRoutes } from './routes/operations.ts';
 import { jobRoutes } from './routes/jobs.ts';
@@ -26,20 +30,31 @@ export interface ServerParts {
 
 /** The HTTP service: each concern a plugin, each route its schema. */
 export async function buildServer(config: Config, parts: ServerParts = {}): Promise<FastifyInstance> {
-  const app = Fastify({ logger: parts.logger ?? false, bodyLimit: config.maxBodyBytes });
+  // A number of hops, as Fastify takes it at run time (its types only know the function form).
+  const hops = config.trustProxy;
+  const trustProxy = typeof hops === 'number' ? (_address: string, hop: number) => hop < hops : hops;
+  // Fastify's own 503 while closing is plain JSON; drainingPlugin answers problem+json instead.
+  const app = Fastify({ logger: parts.logger ?? false, bodyLimit: config.maxBodyBytes, return503OnClosing: false, trustProxy });
   const engine = parts.engine ?? new Engine(config.engine);
   if (!parts.engine) app.addHook('onClose', () => engine.close());
   // JSON only: a text/plain body is refused with 415 instead of failing validation as a string.
   app.removeContentTypeParser('text/plain');
   await app.register(errorsPlugin);
-  await app.register(authPlugin, { resolver: parts.keyResolver ?? new KeyResolver(config) });
+  // Before authentication: while closing, every request gets the same 503, whoever sends it.
+  await app.register(drainingPlugin);
+  await app.register(authPlugin, { resolver: parts.keyResolver ?? new KeyResolver(config), failures: config.authFailures });
   await app.register(rateLimitPlugin, config.rateLimit);
+  const quotas = new QuotaPolicy(config.quotas);
+  await app.register(uploadQuotaPlugin, { quotas, serverLimit: config.maxBodyBytes });
+  // Idempotency-Key records live in the job store, so that they outlast this process and every API process shares them.
+  const jobs = parts.jobs;
+  const submissions = jobs && new IdempotentSubmissions(jobs.store.idempotency, async (id) => (await jobs.store.meta(id)) !== null, config.idempotencyKeyTtlMs);
   // First, so that its request counting sees every route.
   await app.register(operationsRoutes, { jobs: parts.jobs });
 
-  const openapi = buildOpenApiDocument(config.defaultModel);
-  app.get('/openapi', { config: { public: true } }, async () => openapi);
-  await app.register(forecastRoutes, { defaultModel: config.defaultModel, engine });
+  const openapi = currentOpenApiDocument(config.defaultModel, config.engine.models);
+  app.get('/openapi', { config: { public: true } }, async () => openapi());
+  await app.register(forecastRoutes, { defaultModel: config.defaultModel, engine, quotas });
   await app.register(warmupRoutes, { defaultModel: config.defaultModel, engine });
   await app.register(betaRoutes, {
     dataDir: config.dataDir,
@@ -50,7 +65,11 @@ export async function buildServer(config: Config, parts: ServerParts = {}): Prom
     engine,
     db: parts.betaDb,
     jobs: parts.jobs,
+    quotas,
+    submissions,
   });
-  if (parts.jobs) await app.register(jobRoutes, { defaultModel: config.defaultModel, jobs: parts.jobs });
+  if (jobs && submissions) await app.register(jobRoutes, { defaultModel: config.defaultModel, jobs, quotas, submissions });
+  // The dashboard at / (static files built from web/) and the job result views it reads.
+  await app.register(dashboardRoutes, { dataDir: config.dataDir, jobs: parts.jobs });
   return app;
 }

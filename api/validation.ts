@@ -18,6 +18,8 @@ const failedAtItsRoot = (branch: Issue[]) =>
 function flatten(issues: readonly Issue[], prefix: PropertyKey[] = []): { path: PropertyKey[]; message: string }[] {
   return issues.flatMap((issue) => {
     const path = [...prefix, ...issue.path];
+    // Each unknown property at its own path (`query.series_index`), so that the client sees which one.
+    if (issue.code === 'unrecognized_keys') return issue.keys.map((key) => ({ path: [...path, key], message: `Unrecognized key: "${key}"` }));
     if (issue.code === 'invalid_union' && issue.errors.length > 0) {
       const candidates = issue.errors.filter((branch) => !failedAtItsRoot(branch));
       if (candidates.length === 1 && candidates[0].some((i) => i.path.length > 0 || i.code === 'invalid_union')) return flatten(candidates[0], path);

@@ -1,7 +1,7 @@
 /**
  * `npm start`: the service. Reads the configuration once and wires the HTTP API, Temporal (an
  * existing cluster, or the embedded dev server), the job store, the engine and, unless
- * RUN_WORKER=false, an in-process job worker.
+ * RUN_WORKER=false, an in-process job worker. SIGINT or SIGTERM drains it (README, Shutdown).
  */
 import { createJobWorker } from '../activities/worker.ts';
 import { JobService } from '../api/jobs/job-service.ts';
@@ -10,9 +10,12 @@ import { loadConfig } from '../config.ts';
 import { Engine } from '../engine/engine.ts';
 import { openBetaWorkspace } from './beta-workspace.ts';
 import { openCheckedJobStore } from './open-store.ts';
+import { closeApi, handleShutdownSignals, orderShutdownOurselves, stopWorker } from './shutdown.ts';
 import { connectTemporal } from './temporal.ts';
 
 const config = loadConfig();
+if (config.temporal.runWorker) orderShutdownOurselves();
+const shutdown = handleShutdownSignals(config.shutdownGraceMs, (message) => console.error(message));
 const store = await openCheckedJobStore(config.storage);
 const engine = new Engine(config.engine);
 const beta = await openBetaWorkspace(config);
@@ -31,6 +34,7 @@ const worker = config.temporal.runWorker
         namespace: config.temporal.namespace,
         taskQueue: config.temporal.taskQueue,
         forecastsPerChunk: config.jobs.forecastsPerChunk,
+        shutdownGraceMs: config.shutdownGraceMs,
       },
       engine,
       store,
@@ -54,22 +58,12 @@ if (retentionMs !== null) {
 }
 if (!config.temporal.address && config.temporal.uiPort > 0) app.log.info(`Temporal's Web UI (the jobs' workflows): http://127.0.0.1:${config.temporal.uiPort}`);
 
-let stopping = false;
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, async () => {
-    if (stopping) return;
-    stopping = true;
-    app.log.info(`${signal}: shutting down`);
-    try {
-      await app.close();
-      // The Temporal SDK reacts to the same signals by draining its workers itself.
-      if (worker?.getState() === 'RUNNING') worker.shutdown();
-      await working;
-      await engine.close();
-      beta.close();
-    } finally {
-      await temporal.close();
-      process.exit(0);
-    }
-  });
-}
+shutdown.ready(async () => {
+  // At once: the API stops accepting and finishes its requests while the worker stops polling
+  // and finishes (or hands back) its chunks. Both still need Temporal, so it stops last.
+  await Promise.all([closeApi(app, config.shutdownGraceMs), worker && working && stopWorker(worker, working)]);
+  await engine.close();
+  beta.close();
+  store.close();
+  await temporal.close();
+});

@@ -9,7 +9,56 @@ import path from 'node:path';
  */
 export interface DevServer {
   address: string;
+  /** Stops the server (SIGTERM, so SQLite is left consistent; SIGKILL if it lingers) and waits until it is gone. */
   stop(): Promise<void>;
+}
+
+/** How long a stopping dev server may take before it is killed outright. */
+const STOP_TIMEOUT_MS = 10_000;
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** Stops a server that an earlier process of ours left running (not our child: no exit event, so poll). */
+async function stopByPid(pid: number): Promise<void> {
+  const signal = (name: NodeJS.Signals) => {
+    try {
+      process.kill(pid, name);
+    } catch {
+      // Gone already.
+    }
+  };
+  signal('SIGTERM');
+  const deadline = Date.now() + STOP_TIMEOUT_MS;
+  // Bounded: where this process is PID 1 of a container, the orphan became our child but is never
+  // reaped by us, so it would look alive as a zombie for ever.
+  let killed = false;
+  while (alive(pid) && Date.now() < deadline + 2_000) {
+    if (!killed && Date.now() > deadline) {
+      signal('SIGKILL');
+      killed = true;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Stops our own child and waits for its exit. */
+function stopChild(child: ChildProcess): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    const kill = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+    child.once('exit', () => {
+      clearTimeout(kill);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
 }
 
 function portOpen(port: number): Promise<boolean> {
@@ -36,23 +85,19 @@ async function waitForPort(port: number, child: ChildProcess, timeoutMs: number)
  * Whether the server on `port` is the one this DATA_DIR started: its marker names the port, and
  * the process it names is alive and (where /proc shows command lines) runs on this database.
  */
-function startedByUs(marker: string, port: number, database: string): boolean {
+function startedByUs(marker: string, port: number, database: string): number | null {
   let recorded: { pid?: number; port?: number; database?: string };
   try {
     recorded = JSON.parse(fs.readFileSync(marker, 'utf8'));
   } catch {
-    return false;
+    return null;
   }
-  if (recorded.port !== port || recorded.database !== database || typeof recorded.pid !== 'number') return false;
+  if (recorded.port !== port || recorded.database !== database || typeof recorded.pid !== 'number') return null;
+  if (!alive(recorded.pid)) return null;
   try {
-    process.kill(recorded.pid, 0);
+    return fs.readFileSync(`/proc/${recorded.pid}/cmdline`, 'utf8').split('\0').includes(database) ? recorded.pid : null;
   } catch {
-    return false;
-  }
-  try {
-    return fs.readFileSync(`/proc/${recorded.pid}/cmdline`, 'utf8').split('\0').includes(database);
-  } catch {
-    return true;
+    return recorded.pid;
   }
 }
 
@@ -68,10 +113,21 @@ export async function startDevServer(options: {
   const database = path.join(options.dataDir, 'temporal.sqlite');
   const marker = path.join(options.dataDir, 'temporal-dev-server.json');
   if (await portOpen(options.port)) {
-    // A server left running by an earlier process of ours (killed without cleanup) is reused;
-    // anyone else's (another DATA_DIR's, another program's) is refused: sharing it would mix
-    // two services' jobs.
-    if (startedByUs(marker, options.port, database)) return { address, stop: async () => undefined };
+    // A server left running by an earlier process of ours (killed without cleanup) is reused, and
+    // stopped with this service like one it started; anyone else's (another DATA_DIR's, another
+    // program's) is refused: sharing it would mix two services' jobs.
+    const pid = startedByUs(marker, options.port, database);
+    if (pid !== null) {
+      const stopOnExit = () => {
+        try {
+          process.kill(pid, 'SIGTERM');
+        } catch {
+          // Gone already.
+        }
+      };
+      process.once('exit', stopOnExit);
+      return { address, stop: () => stopByPid(pid).finally(() => process.off('exit', stopOnExit)) };
+    }
     throw new Error(
       `port ${options.port} is taken by a server this DATA_DIR (${options.dataDir}) did not start: set TEMPORAL_DEV_PORT to a free port for an embedded dev server of its own, or TEMPORAL_ADDRESS=${address} to share that one on purpose`,
     );
@@ -97,16 +153,14 @@ export async function startDevServer(options: {
     '--namespace',
     options.namespace,
   ];
-  const child = spawn(options.cliPath, args, { stdio: ['ignore', 'ignore', 'inherit'] });
+  // Its own process group: a Ctrl-C in the terminal reaches the service alone, which drains its
+  // worker while Temporal still answers and stops the dev server last (README, Shutdown).
+  const child = spawn(options.cliPath, args, { stdio: ['ignore', 'ignore', 'inherit'], detached: true });
+  // However the service ends short of SIGKILL (a forced exit, an uncaught error), the dev server does not outlive it.
+  const stopOnExit = () => child.exitCode === null && child.signalCode === null && child.kill('SIGTERM');
+  process.once('exit', stopOnExit);
+  child.once('exit', () => process.off('exit', stopOnExit));
   await waitForPort(options.port, child, 60_000);
   fs.writeFileSync(marker, JSON.stringify({ pid: child.pid, port: options.port, database }));
-  return {
-    address,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
-  };
+  return { address, stop: () => stopChild(child) };
 }

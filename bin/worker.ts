@@ -1,14 +1,20 @@
 /**
  * `npm run worker`: one more worker process for forecast jobs, on this machine or another. It
- * needs the Temporal address and the job store the API uses (README, scale-out).
+ * needs the Temporal address and the job store the API uses (README, scale-out). SIGINT or
+ * SIGTERM stops it polling; its running chunks finish within SHUTDOWN_GRACE or go back to Temporal,
+ * which retries them on another worker (README, Shutdown).
  */
 import { createJobWorker } from '../activities/worker.ts';
 import { loadConfig } from '../config.ts';
 import { Engine } from '../engine/engine.ts';
 import { openBetaWorkspace } from './beta-workspace.ts';
 import { openCheckedJobStore } from './open-store.ts';
+import { handleShutdownSignals, orderShutdownOurselves, stopWorker } from './shutdown.ts';
+import { serveWorkerMetrics } from './worker-metrics.ts';
 
 const config = loadConfig();
+orderShutdownOurselves();
+const shutdown = handleShutdownSignals(config.shutdownGraceMs, (message) => console.error(message));
 const store = await openCheckedJobStore(config.storage);
 const engine = new Engine(config.engine);
 const beta = await openBetaWorkspace(config);
@@ -18,12 +24,28 @@ const worker = await createJobWorker(
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
     forecastsPerChunk: config.jobs.forecastsPerChunk,
+    shutdownGraceMs: config.shutdownGraceMs,
   },
   engine,
   store,
   beta.jobs,
 );
-// The Temporal SDK drains the worker on SIGINT and SIGTERM by itself; run() returns after.
-await worker.run();
-await engine.close();
-beta.close();
+const running = worker.run();
+const metricsPort = config.temporal.workerMetricsPort;
+const metrics =
+  metricsPort > 0
+    ? await serveWorkerMetrics(metricsPort, config.host).catch((error: Error) => {
+        console.error(`Cannot serve the worker's metrics on port ${metricsPort} (WORKER_METRICS_PORT): ${error.message}`);
+        process.exit(1);
+      })
+    : undefined;
+if (metrics) console.error(`worker metrics: http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${metricsPort}/metrics`);
+shutdown.ready(async () => {
+  metrics?.close();
+  await stopWorker(worker, running);
+  await engine.close();
+  beta.close();
+  store.close();
+});
+// Returns once a signal has stopped it (the drain then exits); a fatal worker error rejects here and ends the process with it.
+await running;

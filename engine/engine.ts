@@ -18,8 +18,19 @@ export interface EngineSettings {
 export class Engine {
   readonly threads: ModelThreads;
 
-  constructor(readonly settings: EngineSettings) {
-    this.threads = new ModelThreads(settings.modelThreads, settings.models);
+  constructor(
+    readonly settings: EngineSettings,
+    threads?: ModelThreads,
+  ) {
+    this.threads = threads ?? new ModelThreads(settings.modelThreads, settings.models);
+  }
+
+  /**
+   * This engine on the same threads, for work that `signal` cancels (a job chunk whose job was
+   * cancelled or deleted): its batches are dropped from the queue, or their thread stopped.
+   */
+  cancellable(signal: AbortSignal): Engine {
+    return new Engine(this.settings, this.threads.withSignal(signal));
   }
 
   close(): Promise<void> {

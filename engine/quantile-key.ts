@@ -5,6 +5,8 @@
  */
 export function quantileKey(level: number): string {
   const text = String(level);
+  // Every level of 1e-6 or more prints plainly: no pattern to match (this runs per prediction).
+  if (!text.includes('e')) return text;
   const match = /^(\d)(?:\.(\d+))?e-(\d+)$/.exec(text);
   if (!match) return text;
   const [, lead, rest = '', exponent] = match;

@@ -16,7 +16,13 @@ import { ENSEMBLE_MEMBERS } from '../models/registry.ts';
 export const MAX_HORIZON = 10_000;
 export const DEFAULT_QUANTILES = [0.1, 0.9, 0.4, 0.5];
 
-const NUMERIC_STRING = /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/;
+/**
+ * A numeric target string, as JSON Schema can state it (the document shows this pattern): ASCII
+ * digits only (a Unicode digit is no number to Number()), JSON's whitespace around it, and at most
+ * 200 integer digits with a two-digit exponent, so that every string the pattern admits is a
+ * finite number (at most about 1e299) rather than one that overflows to Infinity after passing.
+ */
+const NUMERIC_STRING = /^[ \t\n\r]*[-+]?([0-9]{1,200}(\.[0-9]*)?|\.[0-9]+)([eE][-+]?[0-9]{1,2})?[ \t\n\r]*$/;
 
 /** A target value: a finite number, or a numeric string (the reference allows both). */
 export const TargetValue = z
@@ -29,14 +35,41 @@ export const TargetValue = z
 const isFiniteNumber = (v: unknown) => typeof v === 'number' && Number.isFinite(v);
 const isTimestamp = (v: unknown) => typeof v === 'string' && !Number.isNaN(instantMillis(v));
 
+/** A calendar date of the proleptic Gregorian calendar, years 0000-9999: days per month, and 29 February in leap years only. */
+const DATE_PATTERN =
+  '[0-9]{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)|02-(?:0[1-9]|1[0-9]|2[0-8]))' +
+  '|(?:[0-9]{2}(?:0[48]|[2468][048]|[13579][26])|(?:[02468][048]|[13579][26])00)-02-29';
+/** A time of day after `T` or a space: HH:MM, optional :SS with a fraction of 1-9 digits, optional `Z` or offset (+HH:MM, +HHMM). */
+const TIME_PATTERN = '[T ](?:[01][0-9]|2[0-3]):[0-5][0-9](?::[0-5][0-9](?:\\.[0-9]{1,9})?)?(?:Z|[+-][0-9]{2}:?[0-9]{2})?';
+
+/**
+ * Exactly the entries engine/timestamp-scan.ts reads (test/contract/patterns.test.ts compares
+ * them), as a regular expression the OpenAPI document can carry, so that a generated client and
+ * a schema-driven test tool know which strings are dates. Validation itself runs the scanner.
+ */
+export const TIMESTAMP_PATTERN = new RegExp(`^(?:${DATE_PATTERN})(?:${TIME_PATTERN})?$`);
+
 export const Timestamp = z
   .string()
   .refine((s) => !Number.isNaN(instantMillis(s)), 'expected a date (YYYY-MM-DD) or an ISO 8601 date-time')
-  .meta({ description: 'A date (`YYYY-MM-DD`) or an ISO 8601 date-time (`YYYY-MM-DDTHH:MM:SS`, optional fraction and offset).', example: '2024-01-31' });
+  .meta({
+    pattern: TIMESTAMP_PATTERN.source,
+    description: 'A date (`YYYY-MM-DD`) or an ISO 8601 date-time (`YYYY-MM-DDTHH:MM:SS`, optional fraction and offset).',
+    example: '2024-01-31',
+  });
 
 /** Covariate values: numbers for most models; strings only for models that take categories. */
 const CovariateValue = z.union([z.number(), z.string()], { error: 'expected a number or a string' });
-const VariableName = z.string().min(1).max(100);
+/**
+ * `__proto__` is refused before validation, by the JSON parser (400 `invalid_json`): as a key it
+ * could replace an object's prototype. The document says so, so that no client sends it.
+ */
+const VariableName = z
+  .string()
+  .min(1)
+  .max(100)
+  .refine((name) => name !== '__proto__', 'a variable may not be named __proto__')
+  .meta({ not: { const: '__proto__' } });
 
 export const InputSerie = z
   .strictObject({
@@ -118,6 +151,7 @@ const ensembleConfig = z.strictObject({
       .array(z.enum(ENSEMBLE_MEMBERS))
       .min(2)
       .refine((m) => new Set(m).size === m.length, 'members must be distinct')
+      .meta({ uniqueItems: true })
       .default([...DEFAULT_ENSEMBLE.members] as (typeof ENSEMBLE_MEMBERS)[number][])
       .meta({ description: 'The models combined: statistical models and svc-global.' }),
     combination: z.enum(COMBINATIONS).default(DEFAULT_ENSEMBLE.combination).meta({
@@ -166,6 +200,7 @@ export const ForecastRequest = z
     quantiles: z
       .array(z.number().gt(0).lt(1))
       .refine((q) => new Set(q).size === q.length, 'quantiles must be distinct')
+      .meta({ uniqueItems: true })
       .nullable()
       .default(null),
     covariates: z.array(Covariate).nullable().default(null),

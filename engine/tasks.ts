@@ -4,7 +4,8 @@ import type { Engine } from './engine.ts';
 import { EngineError, type FieldRef } from './errors.ts';
 import type { RefitPolicy } from './request-schema.ts';
 import type { Lane } from './threads/queue-order.ts';
-import type { ThreadResult } from './threads/worker.ts';
+import type { ThreadResult } from './threads/batch.ts';
+import { runInline, runsInline } from './threads/inline.ts';
 import { forecasts, modelBatchDuration, modelFitDuration } from '../telemetry/metrics.ts';
 
 /**
@@ -84,6 +85,12 @@ export interface TaskLabel {
   readonly fieldMessage: (reason: string) => string;
 }
 
+/** A plain loop: a typed array's every() with a callback costs more than the check. */
+function allFinite(values: Float64Array): boolean {
+  for (let i = 0; i < values.length; i++) if (!Number.isFinite(values[i])) return false;
+  return true;
+}
+
 /** A batch's time and its forecasts' outcomes, for GET /metrics. */
 function recordBatch(model: string, seconds: number, results: readonly ThreadResult[]): void {
   modelBatchDuration.observe({ model }, seconds);
@@ -96,7 +103,8 @@ function recordBatch(model: string, seconds: number, results: readonly ThreadRes
 }
 
 /**
- * Forecasts every task, in order. A task the model refuses (ModelInputError: too short a history,
+ * Forecasts every task, in order, on the model threads (or, for the few batches cheaper to run
+ * than to send, on the event loop: threads/inline.ts). A task the model refuses (ModelInputError: too short a history,
  * ...) is an `invalid_request` at its label's field; any other failure, and a non-finite value,
  * is `forecast_failed`: a model never hands back a forecast the caller cannot use.
  */
@@ -105,7 +113,9 @@ export async function runTasks(engine: Engine, batch: TaskBatch, label: (task: n
   const started = performance.now();
   const results = model.loadGlobal
     ? await engine.threads.runGlobal(model.name, tasks, batch.context ?? [], batch.options ?? {}, batch.coupled, batch.lane)
-    : await engine.threads.runLocal(model.name, tasks, batch.lane);
+    : runsInline(model.name, tasks, batch.lane)
+      ? await runInline(model.name, tasks)
+      : await engine.threads.runLocal(model.name, tasks, batch.lane);
   recordBatch(model.name, (performance.now() - started) / 1000, results);
   return results.map((result, i) => {
     if (!result.ok) {
@@ -117,7 +127,7 @@ export async function runTasks(engine: Engine, batch: TaskBatch, label: (task: n
       }
       throw new EngineError('forecast_failed', `model '${model.name}' failed on ${at.forecast}: ${result.message}`);
     }
-    if (!result.mean.every(Number.isFinite) || !result.quantiles.every((q) => q.every(Number.isFinite))) {
+    if (!allFinite(result.mean) || !result.quantiles.every(allFinite)) {
       throw new EngineError('forecast_failed', `model '${model.name}' produced non-finite values for ${label(i).forecast}`);
     }
     return { mean: result.mean, quantiles: result.quantiles };

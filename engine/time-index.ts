@@ -21,20 +21,33 @@ export interface ParsedTimestamp {
   format: IndexFormat;
 }
 
+const DAY_MS = 86_400_000;
+
 const PATTERN = /^(\d{4})-(\d{2})-(\d{2})(?:([T ])(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
+
+/** The shape of an index entry (see IndexFormat) and its fields as text; null when it has none of the accepted shapes. */
+function readShape(text: string): { format: IndexFormat; fields: (string | undefined)[] } | null {
+  const m = PATTERN.exec(text);
+  if (!m) return null;
+  const [, , , , sep, , , ss, frac, zone] = m;
+  return {
+    format: { dateOnly: sep === undefined, separator: sep === ' ' ? ' ' : 'T', seconds: ss !== undefined, fractionDigits: frac?.length ?? 0, zone: zone ?? '' },
+    fields: m.slice(1),
+  };
+}
 
 /** Parses one index entry; null when it is not a valid calendar date or date-time. */
 export function parseTimestamp(text: string): ParsedTimestamp | null {
-  const m = PATTERN.exec(text);
-  if (!m) return null;
-  const [, y, mo, d, sep, hh, mi, ss, frac, zone] = m;
-  const zoneText = zone ?? '';
+  const shape = readShape(text);
+  if (!shape) return null;
+  const [y, mo, d, , hh, mi, ss, frac] = shape.fields;
+  const zoneText = shape.format.zone;
   const zoneObject = zoneText === '' || zoneText === 'Z' ? 'utc' : FixedOffsetZone.instance(offsetMinutes(zoneText));
   const time = DateTime.fromObject(
     {
-      year: +y,
-      month: +mo,
-      day: +d,
+      year: +y!,
+      month: +mo!,
+      day: +d!,
       hour: hh === undefined ? 0 : +hh,
       minute: mi === undefined ? 0 : +mi,
       second: ss === undefined ? 0 : +ss,
@@ -44,16 +57,7 @@ export function parseTimestamp(text: string): ParsedTimestamp | null {
     { zone: zoneObject },
   );
   if (!time.isValid) return null;
-  return {
-    time,
-    format: {
-      dateOnly: sep === undefined,
-      separator: sep === ' ' ? ' ' : 'T',
-      seconds: ss !== undefined,
-      fractionDigits: frac?.length ?? 0,
-      zone: zoneText,
-    },
-  };
+  return { time, format: shape.format };
 }
 
 function offsetMinutes(zone: string): number {
@@ -79,24 +83,21 @@ export function formatTimestamp(time: DateTime, format: IndexFormat): string {
  * to shorter months and counted from `last` so that it never drifts (Jan 30 -> Feb 29 -> Mar 30).
  */
 export function buildFutureIndex(last: string, freq: Freq, count: number): string[] {
-  const parsed = parseTimestamp(last);
-  if (!parsed) throw new RangeError(`not a timestamp: ${last}`);
-  const { time } = parsed;
+  const shape = readShape(last);
+  const wall = scanTimestamp(last).wallClock;
+  if (!shape || Number.isNaN(wall)) throw new RangeError(`not a timestamp: ${last}`);
   // A date-only index cannot express sub-daily steps; the forecast gains a time of day.
-  const format: IndexFormat = parsed.format.dateOnly && isSubDaily(freq) ? { ...parsed.format, dateOnly: false, seconds: true } : parsed.format;
+  const format: IndexFormat = shape.format.dateOnly && isSubDaily(freq) ? { ...shape.format, dateOnly: false, seconds: true } : shape.format;
   const step = STEP[freq];
-  const out: string[] = new Array(count);
   if (step.kind !== 'months') {
     // Offsets are fixed (no named zones, so no daylight saving): a day is always 86,400 s and
     // the wall clock moves by exactly the step. Every forecast of a request comes through
-    // here, so these steps skip luxon's per-step objects.
-    const stepMs = step.kind === 'fixed' ? step.ms : step.days * 86_400_000;
-    const wall = time.toMillis() + time.offset * 60_000;
-    if (wall + stepMs * count < LAST_FOUR_DIGIT_YEAR_MS) {
-      for (let i = 1; i <= count; i++) out[i - 1] = formatWallClock(wall + stepMs * i, format);
-      return out;
-    }
+    // here, so these steps skip luxon (its parsing and its per-step objects).
+    const stepMs = step.kind === 'fixed' ? step.ms : step.days * DAY_MS;
+    if (wall + stepMs * count < LAST_FOUR_DIGIT_YEAR_MS) return formatWallClockSteps(wall, stepMs, count, format);
   }
+  const { time } = parseTimestamp(last)!;
+  const out: string[] = new Array(count);
   const monthEnd = time.day === time.daysInMonth;
   for (let i = 1; i <= count; i++) {
     let next: DateTime;
@@ -114,13 +115,58 @@ export function buildFutureIndex(last: string, freq: Freq, count: number): strin
 /** Up to here toISOString writes the year with four digits, as the index does. */
 const LAST_FOUR_DIGIT_YEAR_MS = Date.UTC(10_000, 0, 1);
 
-/** formatTimestamp for a wall-clock time held as epoch milliseconds read as UTC. */
-function formatWallClock(wall: number, format: IndexFormat): string {
-  const iso = new Date(wall).toISOString(); // YYYY-MM-DDTHH:mm:ss.sssZ
-  if (format.dateOnly) return iso.slice(0, 10);
-  let clock = iso.slice(11, format.seconds ? 19 : 16);
-  if (format.fractionDigits > 0) clock += '.' + iso.slice(20, 23).padEnd(format.fractionDigits, '0').slice(0, format.fractionDigits);
-  return iso.slice(0, 10) + format.separator + clock + format.zone;
+const pad2 = (n: number) => (n < 10 ? '0' : '') + n;
+const pad3 = (n: number) => (n < 10 ? '00' : n < 100 ? '0' : '') + n;
+
+/**
+ * The date of a day counted from 1970-01-01, YYYY-MM-DD, for years 0 to 9999. Every forecast's
+ * future index is written from here, so the calendar fields come from integer arithmetic (H.
+ * Hinnant's civil_from_days) instead of a Date and its toISOString, a few times faster; the
+ * tests hold it to luxon's calendar.
+ */
+function civilDate(days: number): string {
+  const z = days + 719_468; // days since 0000-03-01
+  const era = Math.floor(z / 146_097);
+  const dayOfEra = z - era * 146_097;
+  const yearOfEra = Math.floor((dayOfEra - Math.floor(dayOfEra / 1460) + Math.floor(dayOfEra / 36_524) - Math.floor(dayOfEra / 146_096)) / 365);
+  const dayOfYear = dayOfEra - (365 * yearOfEra + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100));
+  const shiftedMonth = Math.floor((5 * dayOfYear + 2) / 153); // 0 = March
+  const day = dayOfYear - Math.floor((153 * shiftedMonth + 2) / 5) + 1;
+  const month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9;
+  const year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0);
+  return String(year).padStart(4, '0') + '-' + pad2(month) + '-' + pad2(day);
+}
+
+/** The time of day of `msOfDay` as the format writes it: HH:mm, then :ss and a fraction when the input has them. */
+function clockTime(msOfDay: number, format: IndexFormat): string {
+  const seconds = Math.floor(msOfDay / 1000);
+  let clock = pad2(Math.floor(seconds / 3600)) + ':' + pad2(Math.floor(seconds / 60) % 60);
+  if (format.seconds) clock += ':' + pad2(seconds % 60);
+  if (format.fractionDigits > 0)
+    clock +=
+      '.' +
+      pad3(msOfDay % 1000)
+        .padEnd(format.fractionDigits, '0')
+        .slice(0, format.fractionDigits);
+  return clock;
+}
+
+/** formatTimestamp for wall-clock times held as epoch milliseconds read as UTC: `start + step * i` for i = 1..count. */
+function formatWallClockSteps(start: number, stepMs: number, count: number, format: IndexFormat): string[] {
+  const out: string[] = new Array(count);
+  // Steps of a day share its date: it is written once.
+  let day = NaN;
+  let date = '';
+  for (let i = 1; i <= count; i++) {
+    const wall = start + stepMs * i;
+    const days = Math.floor(wall / DAY_MS);
+    if (days !== day) {
+      day = days;
+      date = civilDate(days);
+    }
+    out[i - 1] = format.dateOnly ? date : date + format.separator + clockTime(wall - days * DAY_MS, format) + format.zone;
+  }
+  return out;
 }
 
 /**

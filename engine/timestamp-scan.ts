@@ -37,21 +37,31 @@ function digits(text: string, at: number, count: number): number {
   return value;
 }
 
-const GREGORIAN_CYCLE_MS = 146_097 * 86_400_000;
 const MONTH_DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+const DAY_MS = 86_400_000;
 
 function daysInMonth(year: number, month: number): number {
   if (month !== 2) return MONTH_DAYS[month - 1];
   return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
 }
 
-/** Fields range-checked against the proleptic Gregorian calendar, combined by Date.UTC. */
+/**
+ * Days from 1970-01-01 to a date of the proleptic Gregorian calendar (H. Hinnant's
+ * days_from_civil): integer arithmetic, several times cheaper than Date.UTC, and right for years
+ * 0-99 too (which Date.UTC reads as 1900-1999).
+ */
+function daysFromCivil(year: number, month: number, day: number): number {
+  const y = month <= 2 ? year - 1 : year;
+  const era = Math.floor(y / 400);
+  const yearOfEra = y - era * 400;
+  const dayOfYear = Math.floor((153 * (month > 2 ? month - 3 : month + 9) + 2) / 5) + day - 1;
+  return era * 146_097 + yearOfEra * 365 + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100) + dayOfYear - 719_468;
+}
+
+/** Fields range-checked against the proleptic Gregorian calendar, as epoch milliseconds (what Date.UTC gives). */
 function calendarMillis(year: number, month: number, day: number, hour: number, minute: number, second: number, ms: number): number {
   if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month) || hour > 23 || minute > 59 || second > 59) return NaN;
-  // Date.UTC reads years 0-99 as 1900-1999; 400 years later the calendar repeats exactly
-  // (146,097 days), so those years are computed there and moved back.
-  if (year >= 100) return Date.UTC(year, month - 1, day, hour, minute, second, ms);
-  return Date.UTC(year + 400, month - 1, day, hour, minute, second, ms) - GREGORIAN_CYCLE_MS;
+  return daysFromCivil(year, month, day) * DAY_MS + ((hour * 60 + minute) * 60 + second) * 1000 + ms;
 }
 
 const INVALID: ScannedTimestamp = Object.freeze({ wallClock: NaN, offsetMinutes: 0 });

@@ -26,6 +26,9 @@ export function normalQuantile(p: number): number {
 export function gaussianQuantiles(mean: Float64Array, sd: Float64Array, levels: readonly number[]): Float64Array[] {
   return levels.map((level) => {
     const z = normalQuantile(level);
-    return mean.map((m, i) => m + z * sd[i]);
+    // A plain loop: a typed array's map with a callback costs more than the arithmetic.
+    const out = new Float64Array(mean.length);
+    for (let i = 0; i < mean.length; i++) out[i] = mean[i] + z * sd[i];
+    return out;
   });
 }

@@ -26,11 +26,14 @@ import {
   type JobMeta,
   type ResultTable,
 } from './layout.ts';
+import { ActiveJobs } from './active-jobs.ts';
 import { StoreDatabase } from './duckdb.ts';
+import { IdempotencyRecords } from './idempotency.ts';
 import { LocalFolder, type ObjectStore } from './object-store.ts';
 import { parseS3Url, S3Bucket } from './s3-bucket.ts';
 import { countRows, forecastOrder, mergeParts, readPredictions, writeResultParts, type ForecastResult } from './results.ts';
 import { betaOrder, readBetaChunkSeries, writeBetaResultParts, type BetaResultNames } from './beta-results.ts';
+import { accuracy, rowsPage, type AccuracyRow, type Cell } from './result-queries.ts';
 import type { TargetForecast } from '../engine/beta/backtest.ts';
 import type { Duration } from '../engine/beta/duration.ts';
 import type { PreparedSeries, SeriesHead } from '../engine/beta/prepare.ts';
@@ -43,9 +46,15 @@ import type { PreparedSeries, SeriesHead } from '../engine/beta/prepare.ts';
  */
 export class JobStore {
   private readonly db: StoreDatabase;
+  /** Idempotency-Key records of job submissions, beside the jobs (store/idempotency.ts). */
+  readonly idempotency: IdempotencyRecords;
+  /** Each principal's jobs that may be in progress, for the concurrent-jobs quota (store/active-jobs.ts). */
+  readonly activeJobs: ActiveJobs;
 
   constructor(private readonly objects: ObjectStore) {
     this.db = new StoreDatabase(objects);
+    this.idempotency = new IdempotencyRecords(objects);
+    this.activeJobs = new ActiveJobs(objects);
   }
 
   /** The store STORAGE_URL names: a local folder (`file://`) or an S3-compatible bucket (`s3://`). */
@@ -157,6 +166,24 @@ export class JobStore {
       await this.objects.writeWith(key, (location) => mergeParts(this.db, this.partsGlob(jobId, table), order, location));
     }
     return this.objects.read(key);
+  }
+
+  /** Each model's accuracy pooled over the job's scored steps (per target for a beta job); none before any result exists. */
+  async accuracy(meta: JobMeta): Promise<AccuracyRow[]> {
+    if (!(await this.hasParts(meta.job_id, 'predictions'))) return [];
+    return accuracy(this.db, this.partsGlob(meta.job_id, 'predictions'), meta.quantiles, jobKind(meta) === 'beta');
+  }
+
+  /** A page of the job's metrics (one row per forecast), in its download's order; `seriesIndex` keeps one series of a forecast job. */
+  async metricsPage(
+    meta: JobMeta,
+    page: { offset: number; limit: number; seriesIndex?: number },
+  ): Promise<{ total: number; columns: string[]; rows: Record<string, Cell>[] }> {
+    const jobId = meta.job_id;
+    if (!(await this.hasParts(jobId, 'metrics'))) return { total: 0, columns: [], rows: [] };
+    const order = jobKind(meta) === 'beta' ? betaOrder((await this.betaPlan(jobId)).identifiers, 'metrics') : forecastOrder('metrics');
+    const where = page.seriesIndex === undefined ? undefined : `series_index = ${Math.trunc(page.seriesIndex)}`;
+    return rowsPage(this.db, this.partsGlob(jobId, 'metrics'), order, { offset: page.offset, limit: page.limit, where });
   }
 
   /**

@@ -21,6 +21,11 @@ export interface ObjectStore {
   /** Writes a JSON object whole: a reader sees the old object or the new one, never a part. */
   writeJson(key: string, value: unknown): Promise<void>;
   /**
+   * Writes a JSON object only where none exists; true when this call created it. Of concurrent
+   * creators exactly one wins (idempotency records: one job per key, whatever the race).
+   */
+  createJson(key: string, value: unknown): Promise<boolean>;
+  /**
    * Writes an object that `produce` writes at the location it is given, replacing it whole: a
    * reader never sees a part, and a failed `produce` leaves the old object (or none).
    */
@@ -40,6 +45,9 @@ export interface ObjectStore {
   /** Releases connections, if the store holds any. */
   close?(): void;
 }
+
+/** Unique per writer: two attempts of one chunk (a retry beside a worker thought dead) never share a file. */
+const temporaryName = (file: string) => `${file}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
 
 /** A local folder (DATA_DIR): objects are files, written under a temporary name and renamed into place. */
 export class LocalFolder implements ObjectStore {
@@ -79,11 +87,32 @@ export class LocalFolder implements ObjectStore {
     return this.writeWith(key, (tmp) => fs.promises.writeFile(tmp, JSON.stringify(value)));
   }
 
+  async createJson(key: string, value: unknown): Promise<boolean> {
+    const file = this.location(key);
+    for (let attempt = 1; ; attempt++) {
+      await fs.promises.mkdir(path.dirname(file), { recursive: true });
+      const tmp = temporaryName(file);
+      try {
+        // Written whole under a temporary name, then linked into place: link(2) fails on an
+        // existing name, atomically, so one creator wins and readers never see a part.
+        await fs.promises.writeFile(tmp, JSON.stringify(value));
+        await fs.promises.link(tmp, file);
+        return true;
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === 'EEXIST') return false;
+        // Another writer removed the folder between our mkdir and our write (a released lock): again.
+        if (code !== 'ENOENT' || attempt === 5) throw error;
+      } finally {
+        await fs.promises.rm(tmp, { force: true });
+      }
+    }
+  }
+
   async writeWith(key: string, produce: (location: string) => Promise<void>): Promise<void> {
     const file = this.location(key);
     await fs.promises.mkdir(path.dirname(file), { recursive: true });
-    // Unique per writer: two attempts of one chunk (a retry beside a worker thought dead) never share a file.
-    const tmp = `${file}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
+    const tmp = temporaryName(file);
     try {
       await produce(tmp);
       await fs.promises.rename(tmp, file);
@@ -117,6 +146,8 @@ export class LocalFolder implements ObjectStore {
   }
 
   async removeAll(prefix: string): Promise<void> {
-    await fs.promises.rm(this.location(prefix), { recursive: true, force: true });
+    // Retried: a chunk abandoned by a cancellation may still write into the folder while it is
+    // removed (ENOTEMPTY), as a DELETE of a running job found (test/contract).
+    await fs.promises.rm(this.location(prefix), { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
   }
 }

@@ -99,6 +99,30 @@ export class S3Bucket implements ObjectStore {
     );
   }
 
+  async createJson(key: string, value: unknown): Promise<boolean> {
+    // A conditional PUT (If-None-Match: *): the store refuses it with 412 where the key exists,
+    // atomically (AWS S3 since 2024, MinIO, and most S3-compatible stores).
+    const put = new PutObjectCommand({
+      Bucket: this.bucket,
+      Key: this.prefix + key,
+      Body: JSON.stringify(value),
+      ContentType: 'application/json',
+      IfNoneMatch: '*',
+    });
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.guard(this.client.send(put));
+        return true;
+      } catch (error) {
+        const status = (error as S3ServiceException).$metadata?.httpStatusCode;
+        if (status === 412) return false;
+        // 409: another conditional write of the key is in flight; AWS asks to retry it.
+        if (status === 409 && attempt < 5) await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
+        else throw error;
+      }
+    }
+  }
+
   async writeWith(key: string, produce: (location: string) => Promise<void>): Promise<void> {
     // Produced into a local file, then one PUT (a multipart upload when large): cheaper than
     // DuckDB's own multipart upload for the many small parts a job writes, and as whole: the

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Transform } from 'node:stream';
@@ -19,6 +19,8 @@ export interface UploadedPart {
   /** The client's file name, only to help an error message. */
   filename: string;
   bytes: number;
+  /** SHA-256 of the part's bytes (hex): an Idempotency-Key's fingerprint of the upload. */
+  sha256: string;
 }
 
 export interface Upload {
@@ -42,12 +44,13 @@ const invalid = (path: string, message: string) => new HttpError(422, 'invalid_r
 const invalidJson = (detail: string) =>
   new HttpError(400, 'invalid_json', `the query part is not valid JSON: ${detail}`, [{ path: 'body.query', message: 'not valid JSON' }]);
 
-/** Counts the bytes of the whole upload and stops it past the limit. */
-function byteCounter(upload: Upload, maxBytes: number): Transform {
+/** Counts the bytes of the whole upload and stops it past the limit; hashes the part's bytes on the way. */
+function byteCounter(upload: Upload, maxBytes: number, refuse: () => HttpError, hash: ReturnType<typeof createHash>): Transform {
   return new Transform({
     transform(chunk: Buffer, _encoding, done) {
       upload.bytes += chunk.length;
-      if (upload.bytes > maxBytes) done(tooLarge(maxBytes));
+      hash.update(chunk);
+      if (upload.bytes > maxBytes) done(refuse());
       else done(null, chunk);
     },
   });
@@ -62,7 +65,7 @@ function parseQuery(text: string): unknown {
 }
 
 /** @fastify/multipart's own refusals, as problem+json the client can act on. */
-function fromMultipartError(error: unknown, maxBytes: number): unknown {
+function fromMultipartError(error: unknown, refuse: () => HttpError): unknown {
   const code = (error as { code?: string }).code;
   switch (code) {
     case 'FST_INVALID_JSON_FIELD_ERROR':
@@ -72,7 +75,7 @@ function fromMultipartError(error: unknown, maxBytes: number): unknown {
     case 'FST_FIELDS_LIMIT':
       return new HttpError(413, 'payload_too_large', `too many parts: at most ${MAX_PARTS} are accepted`);
     case 'FST_REQ_FILE_TOO_LARGE':
-      return tooLarge(maxBytes);
+      return refuse();
     case 'FST_PROTO_VIOLATION':
       return new HttpError(400, 'bad_request', 'a part name may not be a JavaScript prototype property such as __proto__ or constructor');
   }
@@ -97,8 +100,13 @@ async function readQueryFile(stream: AsyncIterable<Buffer>): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-export async function receiveUpload(request: FastifyRequest, options: { dir: string; maxBytes: number }): Promise<Upload> {
+/**
+ * Receives a beta upload into `options.dir`. Past `maxBytes` of data parts it stops with
+ * `refuse()` (default: 413 naming BETA_MAX_UPLOAD_BYTES; a principal's tighter quota names itself).
+ */
+export async function receiveUpload(request: FastifyRequest, options: { dir: string; maxBytes: number; refuse?: () => HttpError }): Promise<Upload> {
   const dir = options.dir;
+  const refuse = options.refuse ?? (() => tooLarge(options.maxBytes));
   await fs.promises.mkdir(dir, { recursive: true });
   const upload: Upload = { dir, query: undefined, parts: new Map(), bytes: 0 };
   let sawQuery = false;
@@ -122,12 +130,13 @@ export async function receiveUpload(request: FastifyRequest, options: { dir: str
       }
       if (name === '') throw invalid('body', 'a data part has no name; inline://<name> resolves parts by name');
       const file = path.join(dir, `part-${upload.parts.size}`);
-      await pipeline(part.file, byteCounter(upload, options.maxBytes), fs.createWriteStream(file));
-      if (part.file.truncated) throw tooLarge(options.maxBytes);
-      upload.parts.set(name, { name, file, filename: part.filename, bytes: fs.statSync(file).size });
+      const hash = createHash('sha256');
+      await pipeline(part.file, byteCounter(upload, options.maxBytes, refuse, hash), fs.createWriteStream(file));
+      if (part.file.truncated) throw refuse();
+      upload.parts.set(name, { name, file, filename: part.filename, bytes: fs.statSync(file).size, sha256: hash.digest('hex') });
     }
   } catch (error) {
-    throw fromMultipartError(error, options.maxBytes);
+    throw fromMultipartError(error, refuse);
   }
   return upload;
 }

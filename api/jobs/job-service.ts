@@ -6,13 +6,30 @@ import { countForecasts } from '../../engine/jobs/chunking.ts';
 import { validateForecast } from '../../engine/model-checks.ts';
 import type { ForecastRequest } from '../../engine/request-schema.ts';
 import { quantileLevels } from '../../engine/tasks.ts';
+import { ActiveJobsBusyError } from '../../store/active-jobs.ts';
 import type { JobStore } from '../../store/job-store.ts';
 import { jobKind, type JobKind, type JobMeta, type StoredBetaSources } from '../../store/layout.ts';
 import type { JobProgress } from '../../workflows/forecast-job.ts';
+import type { Quotas } from '../../config.ts';
 import { HttpError } from '../problem.ts';
+import { concurrentJobsExceeded, requireForecastsWithin, requireSeriesWithin, tooManySubmissionsAtOnce } from '../quotas.ts';
 
 export type JobState =
   { status: 'in_progress'; progress: JobProgress | null } | { status: 'completed' } | { status: 'failed'; error: { code: string; message: string } };
+
+/** What a submission is admitted with: its id, when chosen beforehand, and the principal's quotas. */
+export interface Admission {
+  /** The job's id, chosen by an Idempotency-Key's record before the job exists. */
+  jobId?: string;
+  /** The submitting principal's quotas (api/quotas.ts); without them, none apply. */
+  quotas?: Quotas;
+}
+
+/**
+ * A job not yet found in Temporal is counted as in progress this long after its entry was written
+ * (its submission is storing its input); older, its submission died before starting it.
+ */
+const STARTING_GRACE_MS = 10 * 60_000;
 
 export interface JobsConfig {
   taskQueue: string;
@@ -32,38 +49,46 @@ export class JobService {
 
   /**
    * Validates the request against the model (without planning it: the workflow's activities
-   * plan), stores the input, then starts the job's workflow.
+   * plan) and the principal's quotas, stores the input, then starts the job's workflow.
    */
-  async submit(request: ForecastRequest, model: string, principal: string): Promise<JobMeta> {
+  async submit(request: ForecastRequest, model: string, principal: string, admission: Admission = {}): Promise<JobMeta> {
     validateForecast(this.engine.settings, request, model);
+    const forecasts = countForecasts(request);
+    if (admission.quotas) {
+      requireSeriesWithin(admission.quotas, request.series.length);
+      requireForecastsWithin(admission.quotas, forecasts);
+    }
     const meta: JobMeta = {
-      job_id: randomUUID(),
+      job_id: admission.jobId ?? randomUUID(),
       kind: 'forecast',
       principal,
       model,
       created_at: new Date().toISOString(),
       series: request.series.length,
-      forecasts: countForecasts(request),
+      forecasts,
       quantiles: [...quantileLevels(request.quantiles)],
       ...(request.refit !== 'every' && { refit: request.refit }),
     };
-    return this.start(meta, () => this.store.create(meta, request));
+    return this.start(meta, () => this.store.create(meta, request), admission.quotas?.concurrentJobs ?? 0);
   }
 
   /**
    * A beta job: its query was validated and its parts checked by the caller (the cheap checks of
    * the synchronous endpoint); the parts are streamed from their local files into the store.
    */
-  async submitBeta(input: {
-    query: unknown;
-    model: string;
-    principal: string;
-    quantiles: readonly number[];
-    sources: StoredBetaSources;
-    files: readonly string[];
-  }) {
+  async submitBeta(
+    input: {
+      query: unknown;
+      model: string;
+      principal: string;
+      quantiles: readonly number[];
+      sources: StoredBetaSources;
+      files: readonly string[];
+    },
+    admission: Admission = {},
+  ) {
     const meta: JobMeta = {
-      job_id: randomUUID(),
+      job_id: admission.jobId ?? randomUUID(),
       kind: 'beta',
       principal: input.principal,
       model: input.model,
@@ -72,12 +97,16 @@ export class JobService {
       forecasts: null,
       quantiles: [...input.quantiles],
     };
-    return this.start(meta, () => this.store.createBeta(meta, input.query, input.sources, input.files));
+    return this.start(meta, () => this.store.createBeta(meta, input.query, input.sources, input.files), admission.quotas?.concurrentJobs ?? 0);
   }
 
-  /** Stores the job, then starts its workflow; if either fails, nothing of the job is left. */
-  private async start(meta: JobMeta, store: () => Promise<void>): Promise<JobMeta> {
+  /**
+   * Takes a place among the principal's jobs in progress (none to take when `concurrentJobs` is 0),
+   * stores the job, then starts its workflow; if any step fails, nothing of the job is left.
+   */
+  private async start(meta: JobMeta, store: () => Promise<void>, concurrentJobs: number): Promise<JobMeta> {
     const jobId = meta.job_id;
+    if (concurrentJobs > 0) await this.takePlace(meta.principal, jobId, concurrentJobs);
     try {
       await store();
       await this.client.workflow.start('forecastJob', {
@@ -88,9 +117,49 @@ export class JobService {
     } catch (err) {
       // No workflow, no job: leave nothing behind that polling would find.
       await this.store.remove(jobId).catch(() => undefined);
+      if (concurrentJobs > 0) await this.store.activeJobs.remove(meta.principal, jobId).catch(() => undefined);
       throw err;
     }
     return meta;
+  }
+
+  /**
+   * The concurrent-jobs quota: under the principal's lock in the store, its jobs in progress are
+   * counted and the new job's entry added, so racing submissions never take more places than the
+   * quota, whichever API process they reach. Entries of ended jobs are pruned when at the limit.
+   */
+  private async takePlace(principal: string, jobId: string, limit: number): Promise<void> {
+    const active = this.store.activeJobs;
+    try {
+      await active.locked(principal, async () => {
+        let ids = await active.list(principal);
+        if (ids.length >= limit) ids = await this.inProgressOf(principal, ids);
+        if (ids.length >= limit) throw concurrentJobsExceeded(limit);
+        await active.add(principal, jobId);
+      });
+    } catch (err) {
+      if (err instanceof ActiveJobsBusyError) throw tooManySubmissionsAtOnce();
+      throw err;
+    }
+  }
+
+  /** The jobs among `jobIds` that may be in progress; the others' entries are removed. */
+  private async inProgressOf(principal: string, jobIds: string[]): Promise<string[]> {
+    const inProgress = await Promise.all(
+      jobIds.map(async (jobId) => {
+        try {
+          const { status } = await this.client.workflow.getHandle(jobId).describe();
+          if (status.name === 'RUNNING' || status.name === 'CONTINUED_AS_NEW') return true;
+        } catch (err) {
+          if (!(err instanceof WorkflowNotFoundError)) throw err;
+          const added = await this.store.activeJobs.addedAt(principal, jobId);
+          if (added !== null && Date.now() - added < STARTING_GRACE_MS) return true;
+        }
+        await this.store.activeJobs.remove(principal, jobId);
+        return false;
+      }),
+    );
+    return jobIds.filter((_, i) => inProgress[i]);
   }
 
   /**

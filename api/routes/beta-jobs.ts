@@ -10,7 +10,9 @@ import { quantileLevels } from '../../engine/tasks.ts';
 import { BETA_RESULT_COLUMNS } from '../../store/beta-results.ts';
 import { storedSources } from '../beta/sources.ts';
 import { newUploadDir, removeUpload, type Upload } from '../beta/upload.ts';
+import { idempotencyKey, REPLAYED_HEADER, requestFingerprint, type IdempotentSubmissions } from '../idempotency.ts';
 import type { JobService } from '../jobs/job-service.ts';
+import type { QuotaPolicy } from '../quotas.ts';
 import { BETA_ROOTS } from '../problem.ts';
 import { parseOr422 } from '../validation.ts';
 import { JobIdParams, JobProgressSchema, jobControlRoutes } from './jobs.ts';
@@ -64,25 +66,44 @@ function refuseReservedIdentifiers(query: BetaQuery): void {
  */
 export function betaJobRoutes(
   app: FastifyInstance,
-  opts: { jobs: JobService; db: DuckDBInstance; dataDir: string; receive: (request: FastifyRequest, dir: string) => Promise<CheckedUpload> },
+  opts: {
+    jobs: JobService;
+    db: DuckDBInstance;
+    dataDir: string;
+    receive: (request: FastifyRequest, dir: string) => Promise<CheckedUpload>;
+    quotas: QuotaPolicy;
+    submissions: IdempotentSubmissions;
+  },
 ): void {
   const { jobs } = opts;
 
-  app.post(BETA_JOBS, { config: { fieldRoots: BETA_ROOTS } }, async (request) => {
+  app.post(BETA_JOBS, { config: { fieldRoots: BETA_ROOTS } }, async (request, reply) => {
+    // Checked first: a malformed key costs the client no upload.
+    const key = idempotencyKey(request);
     const dir = newUploadDir(opts.dataDir);
     try {
       const { model, query, upload, sources } = await opts.receive(request, dir);
       refuseReservedIdentifiers(query);
       await withConnection(opts.db, (c) => checkInputColumns(c, query, sources));
-      const meta = await jobs.submitBeta({
-        query: upload.query,
-        model,
-        principal: request.principal,
-        quantiles: quantileLevels(query.quantiles),
-        sources: await storedSources(query, upload),
-        files: [...upload.parts.values()].map((part) => part.file),
+      // The same request: the same query string, query part and data parts (by name, with their bytes' hashes).
+      const parts = [...upload.parts.values()].map(({ name, bytes, sha256 }) => ({ name, bytes, sha256 })).sort((a, b) => (a.name < b.name ? -1 : 1));
+      const fingerprint = requestFingerprint({ kind: 'beta', query: request.query, body: upload.query, parts });
+      const { jobId, replayed } = await opts.submissions.submit(request.principal, key, fingerprint, async (jobId) => {
+        const meta = await jobs.submitBeta(
+          {
+            query: upload.query,
+            model,
+            principal: request.principal,
+            quantiles: quantileLevels(query.quantiles),
+            sources: await storedSources(query, upload),
+            files: [...upload.parts.values()].map((part) => part.file),
+          },
+          { jobId, quotas: opts.quotas.of(request.principal) },
+        );
+        return meta.job_id;
       });
-      return { job_id: meta.job_id, call_id: meta.job_id, status: 'in_progress' };
+      if (replayed) reply.header(REPLAYED_HEADER, 'true');
+      return { job_id: jobId, call_id: jobId, status: 'in_progress' };
     } finally {
       await removeUpload(dir);
     }

@@ -12,6 +12,8 @@ import { betaJobRoutes, type CheckedUpload } from './beta-jobs.ts';
 import type { JobService } from '../jobs/job-service.ts';
 import { newUploadDir, receiveUpload, removeStaleUploads, removeUpload } from '../beta/upload.ts';
 import { BETA_ROOTS, HttpError } from '../problem.ts';
+import type { IdempotentSubmissions } from '../idempotency.ts';
+import { tighterUploadLimit, uploadExceeded, type QuotaPolicy } from '../quotas.ts';
 import { BetaModelQuery } from '../query-schemas.ts';
 import { parseOr422 } from '../validation.ts';
 
@@ -26,6 +28,10 @@ export interface BetaRouteOptions {
   db?: DuckDBInstance;
   /** Beta jobs (POST /v1-beta/forecast-jobs...), where the server has a Temporal service. */
   jobs?: JobService;
+  /** Per-principal quotas (upload bytes here; concurrent jobs for beta jobs). */
+  quotas: QuotaPolicy;
+  /** Idempotency-Key handling of beta job submissions, where the server has jobs. */
+  submissions?: IdempotentSubmissions;
 }
 
 const NOT_MULTIPART =
@@ -71,7 +77,8 @@ export async function betaRoutes(app: FastifyInstance, opts: BetaRouteOptions): 
     }
   });
 
-  if (opts.jobs) betaJobRoutes(app, { jobs: opts.jobs, db, dataDir: opts.dataDir, receive: checked });
+  if (opts.jobs && opts.submissions)
+    betaJobRoutes(app, { jobs: opts.jobs, db, dataDir: opts.dataDir, receive: checked, quotas: opts.quotas, submissions: opts.submissions });
 }
 
 /**
@@ -83,7 +90,12 @@ async function receiveCheckedUpload(request: FastifyRequest, dir: string, opts: 
   const { model } = parseOr422(BetaModelQuery, request.query, 'query');
   requireRunnableModel(model, opts.engine.settings.models);
   if (!request.isMultipart()) throw new HttpError(415, 'unsupported_media_type', NOT_MULTIPART);
-  const upload = await receiveUpload(request, { dir, maxBytes: opts.maxUploadBytes });
+  // A principal's upload_bytes quota, where tighter than BETA_MAX_UPLOAD_BYTES, applies to the same bytes.
+  const quota = tighterUploadLimit(opts.quotas.of(request.principal), opts.maxUploadBytes);
+  const upload = await receiveUpload(
+    request,
+    quota === null ? { dir, maxBytes: opts.maxUploadBytes } : { dir, maxBytes: quota, refuse: () => uploadExceeded(quota) },
+  );
   if (upload.query === undefined)
     throw new HttpError(422, 'invalid_request', `no "query" part: ${NOT_MULTIPART}`, [{ path: 'body.query', message: 'required' }]);
   const query = parseOr422(BetaQuery, upload.query, 'body.query');

@@ -4,7 +4,9 @@ import { z } from 'zod';
 import { ForecastRequest } from '../../engine/request-schema.ts';
 import { PredictionSchema } from '../../engine/response-schema.ts';
 import { completedJobBody } from '../jobs/completed-body.ts';
+import { idempotencyKey, REPLAYED_HEADER, requestFingerprint, type IdempotentSubmissions } from '../idempotency.ts';
 import type { JobService } from '../jobs/job-service.ts';
+import type { QuotaPolicy } from '../quotas.ts';
 import { jobKind, type JobKind } from '../../store/layout.ts';
 import { HttpError } from '../problem.ts';
 import { ModelQuery } from '../query-schemas.ts';
@@ -52,16 +54,28 @@ export const JobSubmitted = z
  * Jobs (reference 4.2, 4.3), plus what a data engineer expects beyond it: cancel, list, and
  * results as Parquet.
  */
-export async function jobRoutes(app: FastifyInstance, opts: { defaultModel: string; jobs: JobService }): Promise<void> {
-  const { jobs } = opts;
+export async function jobRoutes(
+  app: FastifyInstance,
+  opts: { defaultModel: string; jobs: JobService; quotas: QuotaPolicy; submissions: IdempotentSubmissions },
+): Promise<void> {
+  const { jobs, submissions } = opts;
   const querySchema = ModelQuery(opts.defaultModel);
+  const stopSweeping = submissions.sweepExpired((err) => app.log.warn({ err }, 'removing expired idempotency records failed; it runs again later'));
+  app.addHook('onClose', async () => stopSweeping());
 
   for (const prefix of JOB_PREFIXES) {
-    app.post(prefix, async (request) => {
+    app.post(prefix, async (request, reply) => {
+      const key = idempotencyKey(request);
       const query = parseOr422(querySchema, request.query, 'query');
       const body = parseOr422(ForecastRequest, request.body, 'body');
-      const meta = await jobs.submit(body, query.model, request.principal);
-      return { job_id: meta.job_id, call_id: meta.job_id, status: 'in_progress' };
+      // The same request: the same model and options, and the same JSON body (however its keys are ordered).
+      const fingerprint = requestFingerprint({ kind: 'forecast', query, body: request.body });
+      const { jobId, replayed } = await submissions.submit(request.principal, key, fingerprint, async (jobId) => {
+        const meta = await jobs.submit(body, query.model, request.principal, { jobId, quotas: opts.quotas.of(request.principal) });
+        return meta.job_id;
+      });
+      if (replayed) reply.header(REPLAYED_HEADER, 'true');
+      return { job_id: jobId, call_id: jobId, status: 'in_progress' };
     });
 
     app.get(prefix, async (request) => {

@@ -49,11 +49,14 @@ export const ColumnRole = z
   .meta({ id: 'BetaColumnRole' });
 export type ColumnRole = z.output<typeof ColumnRole>;
 
-const Columns = z.record(z.string().min(1), ColumnRole).refine((c) => Object.keys(c).length > 0, 'name at least the time and target columns');
+const Columns = z
+  .record(z.string().min(1), ColumnRole)
+  .refine((c) => Object.keys(c).length > 0, 'name at least the time and target columns')
+  .meta({ minProperties: 1 });
 export type Columns = z.output<typeof Columns>;
 
 const INLINE_HELP = '"inline://<part name>" names an uploaded part; a locator (a path, a glob or an object-store URL) is a plain string';
-export const UriSource = z.strictObject({ uri: z.string().regex(/^inline:\/\/.+/, `the uri must be inline://<part name>; ${INLINE_HELP}`) });
+export const UriSource = z.strictObject({ uri: z.string().regex(/^inline:\/\/[\s\S]+$/, `the uri must be inline://<part name>; ${INLINE_HELP}`) });
 export const Source = z
   .union([UriSource, z.string().min(1)], { error: `a source is {"uri": "inline://<part name>"} or a locator string; ${INLINE_HELP}` })
   .meta({ id: 'BetaSource' });
@@ -76,7 +79,9 @@ const Input = z
     if ((input.columns === undefined) === (input.schema === undefined)) {
       ctx.addIssue({ code: 'custom', path: ['columns'], message: 'give the column roles in exactly one of input.columns and input.schema' });
     }
-  });
+  })
+  // The same rule, as the document states it.
+  .meta({ oneOf: [{ required: ['columns'] }, { required: ['schema'] }] });
 
 const CovariateSchema = z.strictObject({
   version: z.literal('0.3', { error: 'the covariate schema version is "0.3"' }),
@@ -123,6 +128,7 @@ export const BetaQueryFields = z.strictObject({
   quantiles: z
     .array(z.number().gt(0).lt(1))
     .refine((q) => new Set(q).size === q.length, 'quantiles must be distinct')
+    .meta({ uniqueItems: true })
     .nullable()
     .optional()
     .meta({ description: 'Default (absent or null): [0.1, 0.9, 0.4, 0.5].' }),

@@ -2,7 +2,7 @@ import Holidays, { type HolidaysTypes } from 'date-holidays';
 import { z } from 'zod';
 import type { Freq } from '../frequencies.ts';
 import { isSubDaily } from '../frequencies.ts';
-import { listed, type CovariateKind } from './kind.ts';
+import { codeOf, type CovariateKind } from './kind.ts';
 import { DAY_MS, dayOf, dayRange, daysToSteps, type StepPeriods } from './periods.ts';
 
 /**
@@ -28,8 +28,11 @@ import { DAY_MS, dayOf, dayRange, daysToSteps, type StepPeriods } from './period
  * value elsewhere; a weekly, monthly, quarterly or yearly step is the sum over its days.
  */
 
+/** ISO country codes the holiday library has calendars for. */
+const HOLIDAY_COUNTRIES = Object.keys(new Holidays().getCountries()).sort();
+
 const HolidaysConfig = z.strictObject({
-  country: z.string().length(2),
+  country: codeOf(HOLIDAY_COUNTRIES, 'the ISO code of a country with a holiday calendar'),
   smoothing_method: z.enum(['auto', 'none', 'gaussian', 'exponential', 'ramp', 'flat']).default('auto'),
   window_size: z.int().min(1).max(15).default(15),
   sigma: z.number().gt(0).default(7),
@@ -38,14 +41,6 @@ const HolidaysConfig = z.strictObject({
 type HolidaysConfig = z.output<typeof HolidaysConfig>;
 
 const TYPES: HolidaysTypes.HolidayType[] = ['public', 'bank'];
-
-let countryCodes: Set<string> | undefined;
-
-/** ISO country codes the holiday library knows. */
-function holidayCountries(): Set<string> {
-  countryCodes ??= new Set(Object.keys(new Holidays().getCountries()));
-  return countryCodes;
-}
 
 const calendars = new Map<string, Holidays>();
 const intervalsByYear = new Map<string, [number, number][]>();
@@ -109,11 +104,6 @@ export const holidays: CovariateKind<'holidays', typeof HolidaysConfig> = {
   type: 'holidays',
   config: HolidaysConfig,
   resolve(config, { freq }) {
-    if (!holidayCountries().has(config.country.toUpperCase())) {
-      return {
-        errors: [{ path: ['country'], message: `no holiday calendar for '${config.country}'; countries with one: ${listed([...holidayCountries()].sort())}` }],
-      };
-    }
     return { columns: [{ name: columnName(config), kind: 'future', build: (periods) => holidaysColumn(config, periods, freq) }] };
   },
 };

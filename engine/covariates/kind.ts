@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import type { FieldPath } from '../errors.ts';
 import type { Freq } from '../frequencies.ts';
 import type { StepPeriods } from './periods.ts';
@@ -49,3 +49,12 @@ export interface CovariateKind<Type extends string = string, Schema extends z.Zo
 }
 
 export const listed = (xs: Iterable<string>): string => [...xs].join(', ');
+
+/**
+ * A code of a fixed list (countries, currencies), accepted in upper or lower case as before, as an
+ * enum the OpenAPI document shows: a client then knows every value the server takes.
+ */
+export function codeOf<const C extends string>(codes: readonly C[], what: string) {
+  const values = [...codes, ...codes.map((c) => c.toLowerCase())] as [string, ...string[]];
+  return z.enum(values, { error: `expected ${what}, in upper or lower case: ${listed(codes)}` });
+}

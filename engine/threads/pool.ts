@@ -2,7 +2,8 @@ import { Piscina } from 'piscina';
 import type { ContextSeries, ForecastTask, GlobalBatchOptions, ModelSettings } from '../../models/types.ts';
 import { watchQueueDepth } from '../../telemetry/metrics.ts';
 import { DeadlineTaskQueue, withQueueOptions, type Lane } from './queue-order.ts';
-import type { ThreadBatch, ThreadResult, ThreadData } from './worker.ts';
+import type { ThreadBatch, ThreadResult } from './batch.ts';
+import type { ThreadData } from './worker.ts';
 
 /**
  * The worker threads that fit and run models, so a long fit never blocks the event loop. Threads
@@ -11,16 +12,17 @@ import type { ThreadBatch, ThreadResult, ThreadData } from './worker.ts';
  * use, and batches waiting for a thread start in the order of queue-order.ts: small interactive
  * requests ahead of large ones and of job chunks.
  */
-export class ModelThreads {
+/** The process's pool of model threads, started on first use and shared by every view of it. */
+class LazyPool {
   private pool: Piscina | undefined;
   private unwatch: (() => void) | undefined;
 
   constructor(
     readonly size: number,
-    private readonly models: ModelSettings,
+    readonly models: ModelSettings,
   ) {}
 
-  private get threads(): Piscina {
+  get threads(): Piscina {
     if (!this.pool) {
       const workerData: ThreadData = { taskModule: new URL('./worker.ts', import.meta.url).href, models: this.models };
       this.pool = new Piscina({
@@ -37,6 +39,39 @@ export class ModelThreads {
     return this.pool;
   }
 
+  async close(): Promise<void> {
+    const pool = this.pool;
+    this.pool = undefined;
+    this.unwatch?.();
+    await pool?.destroy();
+  }
+}
+
+export class ModelThreads {
+  private readonly home: LazyPool;
+
+  constructor(
+    readonly size: number,
+    models: ModelSettings,
+    private readonly signal?: AbortSignal,
+    home?: LazyPool,
+  ) {
+    this.home = home ?? new LazyPool(size, models);
+  }
+
+  /**
+   * The same threads, for batches that `signal` cancels: once it aborts, their batches still
+   * waiting are dropped and a thread running one is stopped (and replaced), so a cancelled job's
+   * chunk stops computing and frees its threads for the next work at once.
+   */
+  withSignal(signal: AbortSignal): ModelThreads {
+    return new ModelThreads(this.size, this.home.models, signal, this.home);
+  }
+
+  private run(batch: ThreadBatch, lane: Lane, requestSize: number): Promise<ThreadResult[]> {
+    return this.home.threads.run(withQueueOptions(batch, { lane, requestSize }), { signal: this.signal });
+  }
+
   /** Runs the tasks of one local model across the threads, in chunks, keeping the input order. */
   async runLocal(model: string, tasks: ForecastTask[], lane: Lane = 'interactive'): Promise<ThreadResult[]> {
     if (tasks.length === 0) return [];
@@ -45,7 +80,7 @@ export class ModelThreads {
     const chunks: Promise<ThreadResult[]>[] = [];
     for (let start = 0; start < tasks.length; start += chunkSize) {
       const batch: ThreadBatch = { model, tasks: tasks.slice(start, start + chunkSize) };
-      chunks.push(this.threads.run(withQueueOptions(batch, { lane, requestSize: tasks.length })));
+      chunks.push(this.run(batch, lane, tasks.length));
     }
     return (await Promise.all(chunks)).flat();
   }
@@ -68,15 +103,13 @@ export class ModelThreads {
     const batches: Promise<ThreadResult[]>[] = [];
     for (let start = 0; start < tasks.length; start += size) {
       const batch: ThreadBatch = { model, tasks: tasks.slice(start, start + size), context, options };
-      batches.push(this.threads.run(withQueueOptions(batch, { lane, requestSize: tasks.length })));
+      batches.push(this.run(batch, lane, tasks.length));
     }
     return (await Promise.all(batches)).flat();
   }
 
-  async close(): Promise<void> {
-    const pool = this.pool;
-    this.pool = undefined;
-    this.unwatch?.();
-    await pool?.destroy();
+  /** Stops the threads (of every view: close the engine that made them, once). */
+  close(): Promise<void> {
+    return this.home.close();
   }
 }

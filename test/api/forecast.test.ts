@@ -202,12 +202,12 @@ describe('validation: one errors entry per failing field, in the reference path 
     ['duplicate quantiles', dailyRequest({ quantiles: [0.5, 0.5] }), 'body.quantiles'],
     ['unknown frequency', dailyRequest({ freq: '2H' }), 'body.freq'],
     ['missing horizon', { series: dailyRequest().series, freq: 'D' }, 'body.horizon'],
-    ['unknown top-level property', dailyRequest({ quantile: [0.5] }), 'body'],
-    ['unknown series property', dailyRequest({}, { targets: [1] }), 'body.series[0]'],
+    ['unknown top-level property', dailyRequest({ quantile: [0.5] }), 'body.quantile'],
+    ['unknown series property', dailyRequest({}, { targets: [1] }), 'body.series[0].targets'],
     [
       'model_config unknown property',
       dailyRequest({ model_config: { model: 'naive', config: { season_length: 2, seasonality: 7 } } }),
-      'body.model_config.config',
+      'body.model_config.config.seasonality',
     ],
     [
       'model_config season_length 0',

@@ -101,7 +101,7 @@ describe('malformed uploads get a clear problem+json', () => {
   });
 
   test.each<[string, Record<string, unknown>, string, RegExp]>([
-    ['an unknown property', retailQuery({ horizon: 3 }), 'body.query', /Unrecognized key/],
+    ['an unknown property', retailQuery({ horizon: 3 }), 'body.query.horizon', /Unrecognized key/],
     ['an ambiguous duration', retailQuery({ prediction_length: '3m' }), 'body.query.prediction_length', /ambiguous/],
     [
       'a duration that is no whole number of steps',

@@ -20,3 +20,21 @@ test('reports a model input error without failing the batch', async () => {
   expect(results[0]).toMatchObject({ ok: false, inputError: true });
   expect(results[1]).toMatchObject({ ok: true });
 });
+
+test('a cancelled view drops its batches and stops the thread running one; the threads then serve others at once', async () => {
+  // aarima on a long hourly series: seconds per fit, far longer than the test waits.
+  const history = Float64Array.from({ length: 900 }, (_, t) => 100 + 20 * Math.sin((2 * Math.PI * t) / 24) + ((t * 7919) % 13));
+  const slow = Array.from({ length: 4 }, () => ({ history, horizon: 24, quantiles: [0.5], seasonLength: 24 }));
+  const cancel = new AbortController();
+  const cancelled = threads.withSignal(cancel.signal).runLocal('aarima', slow, 'background');
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  cancel.abort();
+  await expect(cancelled).rejects.toThrow(/abort/i);
+  const started = performance.now();
+  const after = await threads.runLocal('naive', [{ history: Float64Array.from([1, 2, 3]), horizon: 1, quantiles: [], seasonLength: 1 }]);
+  expect(after[0]).toMatchObject({ ok: true });
+  // A replaced thread starts in about a second (tsx bootstrap); the aarima fits would take far longer.
+  expect(performance.now() - started).toBeLessThan(5_000);
+  // A signal already aborted runs nothing.
+  await expect(threads.withSignal(AbortSignal.abort()).runLocal('naive', slow)).rejects.toThrow(/abort/i);
+}, 30_000);

@@ -50,6 +50,12 @@ test('fixed and daily steps agree with stepping in luxon, for every shape of ind
     '2024-10-26T23:00+0130',
     '2024-06-30T23:45:00.5Z',
     '0099-12-31T23:00:00.123456',
+    // Around the leap days that century years skip (1900, 2100) or keep (2000, year 0), and before 1970.
+    '1900-02-28T23:00:00',
+    '2000-02-28T22:30:00.25',
+    '2100-02-28T23:59:59Z',
+    '0000-02-28T23:00:00',
+    '1969-12-31T23:59:59.999',
     '2024-02-28',
     '9999-12-24',
   ];

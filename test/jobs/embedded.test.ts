@@ -3,6 +3,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { afterAll, expect, test } from 'vitest';
 import { tempDataDir } from '../api/helpers.ts';
+import { killDevServer } from './service-processes.ts';
 import { until } from './temporal-env.ts';
 
 /**
@@ -24,8 +25,10 @@ function freePort(): Promise<number> {
 }
 
 const groups: number[] = [];
+const dataDirs: string[] = [];
 afterAll(() => {
-  // Each server and the dev server it started form one process group.
+  // Each server is a process group; the dev server it started has a group of its own (README, Shutdown).
+  dataDirs.forEach(killDevServer);
   for (const pid of groups) {
     try {
       process.kill(-pid, 'SIGKILL');
@@ -51,6 +54,7 @@ function startService(ports: { api: number; temporal: number; ui: number }, data
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   groups.push(child.pid!);
+  dataDirs.push(dataDir);
   return child;
 }
 

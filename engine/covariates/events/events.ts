@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Freq } from '../../frequencies.ts';
-import { listed, type CovariateKind } from '../kind.ts';
+import { codeOf, type CovariateKind } from '../kind.ts';
 import { DAY_MS, dayRange, daysToSteps, type StepPeriods } from '../periods.ts';
 import { loadEventsCalendar, type CalendarEvent } from './calendar.ts';
 
@@ -11,21 +11,18 @@ import { loadEventsCalendar, type CalendarEvent } from './calendar.ts';
  * listed-dates event (sport, Prime Day) is not known for are missing (NaN), not 0.
  */
 
-const EventsConfig = z.strictObject({ country: z.union([z.string().length(2), z.literal('Global')]) });
+/** The countries of the shipped calendar (`Global` among them). */
+const EVENT_COUNTRIES = [...new Set(loadEventsCalendar().map((e) => e.country))].sort();
 
-function eventCountries(): string[] {
-  return [...new Set(loadEventsCalendar().map((e) => e.country))].sort();
-}
+const EventsConfig = z.strictObject({ country: codeOf(EVENT_COUNTRIES, "a country of the events calendar or 'Global'") });
 
 export const events: CovariateKind<'events', typeof EventsConfig> = {
   type: 'events',
   config: EventsConfig,
   resolve(config, { freq }) {
-    const country = config.country === 'Global' ? 'Global' : config.country.toUpperCase();
+    // The calendar's own spelling of the code (`Global`, `US`), whichever case the request used.
+    const country = EVENT_COUNTRIES.find((c) => c.toLowerCase() === config.country.toLowerCase())!;
     const calendar = loadEventsCalendar().filter((e) => e.country === country);
-    if (calendar.length === 0) {
-      return { errors: [{ path: ['country'], message: `the events calendar has no events for '${config.country}'; it has: ${listed(eventCountries())}` }] };
-    }
     return { columns: calendar.map((e) => ({ name: `events:${country}:${e.event}`, kind: 'future', build: (periods) => eventColumn(e, periods, freq) })) };
   },
 };

@@ -11,7 +11,7 @@
  * uses it is synchronous.
  */
 import fs from 'node:fs';
-import { gunzipSync } from 'node:zlib';
+import { constants, gunzipSync } from 'node:zlib';
 
 export interface CurrencyRates {
   /** ISO 4217 code, e.g. "USD". */
@@ -73,6 +73,28 @@ export function parseEcbCsv(text: string, source = 'ECB CSV'): EcbRates {
     currencies.set(code, { code, days: Float64Array.from(order, (i) => days[i]), perEuro: Float64Array.from(order, (i) => values[i]) });
   });
   return { firstDay: Math.min(...allDays), lastDay: Math.max(...allDays), currencies };
+}
+
+/**
+ * The currencies of the shipped file, from its header line alone (the request schema lists them
+ * at start; parsing every rate takes a few hundred milliseconds, which only a forex request pays).
+ */
+export function ecbCurrencyCodes(): string[] {
+  const file = fs.openSync(ecbPath(), 'r');
+  try {
+    const head = Buffer.alloc(4096);
+    const read = fs.readSync(file, head, 0, head.length, 0);
+    // A partial stream: flushed as far as it goes instead of failing for want of its end.
+    const text = gunzipSync(head.subarray(0, read), { finishFlush: constants.Z_SYNC_FLUSH }).toString('utf8');
+    const header = text.slice(0, text.indexOf('\n'));
+    return header
+      .split(',')
+      .slice(1)
+      .map((c) => c.trim())
+      .filter((c) => c !== '');
+  } finally {
+    fs.closeSync(file);
+  }
 }
 
 let cached: EcbRates | undefined;

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { isSubDaily, STEP, type Freq } from '../../frequencies.ts';
 import { wallClockMillis } from '../../time-index.ts';
-import { listed, type ConfigError, type CovariateKind } from '../kind.ts';
+import { codeOf, type ConfigError, type CovariateKind } from '../kind.ts';
 import { DAY_MS, dayOf, stepPeriods, type StepPeriods } from '../periods.ts';
-import { loadEcbRates, type CurrencyRates } from './ecb-rates.ts';
+import { ecbCurrencyCodes, loadEcbRates, type CurrencyRates } from './ecb-rates.ts';
 
 /**
  * The `forex` covariate: units of `target` one unit of `base` buys, from the ECB euro reference
@@ -25,23 +25,19 @@ import { loadEcbRates, type CurrencyRates } from './ecb-rates.ts';
 
 const PUBLICATION_HOUR_MS = 16 * 3_600_000;
 
-const ForexConfig = z.strictObject({ base: z.string().length(3).default('EUR'), target: z.string().length(3) });
+/** The euro and every currency of the shipped ECB file. */
+const CURRENCIES = ['EUR', ...ecbCurrencyCodes()].sort();
+const Currency = codeOf(CURRENCIES, 'an ISO 4217 currency code of the ECB reference rates');
+
+const ForexConfig = z.strictObject({ base: Currency.default('EUR'), target: Currency });
 
 export const forex: CovariateKind<'forex', typeof ForexConfig> = {
   type: 'forex',
   config: ForexConfig,
   resolve(config, { freq, series }) {
-    const known = new Set(forexCurrencies());
     const base = config.base.toUpperCase();
     const target = config.target.toUpperCase();
     const errors: ConfigError[] = [];
-    for (const [field, code] of [
-      ['base', base],
-      ['target', target],
-    ] as const) {
-      if (!known.has(code)) errors.push({ path: [field], message: `no ECB reference rate for '${config[field]}'; currencies: ${listed(known)}` });
-    }
-    if (errors.length > 0) return { errors };
     // Every series needs a rate from its first step on.
     const first = firstDay(base, target)!;
     series.forEach((s, i) => {
@@ -58,10 +54,6 @@ export const forex: CovariateKind<'forex', typeof ForexConfig> = {
     return { columns: [{ name: `forex:${base}/${target}`, kind: 'hist', build: (periods) => forexColumn(base, target, periods, freq) }] };
   },
 };
-
-function forexCurrencies(): string[] {
-  return ['EUR', ...loadEcbRates().currencies.keys()].sort();
-}
 
 /** First day both currencies have a rate (UTC midnight), or null when one is unknown. */
 function firstDay(base: string, target: string): number | null {

@@ -1,0 +1,95 @@
+/**
+ * Runs one batch of forecasts for one model: what a model thread does with each message
+ * (worker.ts), and what the event loop does itself for the few batches too small to be worth a
+ * message (inline.ts). One implementation, so a forecast is the same wherever it runs.
+ */
+import { conformalForecast } from '../../models/conformal.ts';
+import { modelEntry } from '../../models/registry.ts';
+import {
+  ModelInputError,
+  type ContextSeries,
+  type ForecastOutput,
+  type ForecastTask,
+  type GlobalBatchOptions,
+  type GlobalModel,
+  type LocalModel,
+  type ModelSettings,
+} from '../../models/types.ts';
+
+export interface ThreadBatch {
+  model: string;
+  tasks: ForecastTask[];
+  /** Set for global models: the request's `only_as_context` series. */
+  context?: ContextSeries[];
+  options?: GlobalBatchOptions;
+}
+
+/** A task's forecast or failure, with the seconds the model spent on it (a global model's batch shared out evenly). */
+export type ThreadResult = ({ ok: true; mean: Float64Array; quantiles: Float64Array[] } | { ok: false; inputError: boolean; message: string }) & {
+  seconds: number;
+};
+
+/** The models one thread (or the event loop) has loaded, by name: each is loaded once. */
+export class LoadedModels {
+  private readonly loaded = new Map<string, Promise<LocalModel | GlobalModel>>();
+
+  constructor(private readonly settings: ModelSettings) {}
+
+  load(name: string): Promise<LocalModel | GlobalModel> {
+    let model = this.loaded.get(name);
+    if (!model) {
+      const entry = modelEntry(name);
+      if (entry?.loadLocal) model = entry.loadLocal();
+      else if (entry?.loadGlobal) model = entry.loadGlobal(this.settings);
+      else throw new Error(`model ${name} has no implementation on this server`);
+      this.loaded.set(name, model);
+    }
+    return model;
+  }
+}
+
+const failure = (err: unknown, seconds: number): ThreadResult => ({
+  ok: false,
+  inputError: err instanceof ModelInputError,
+  message: err instanceof Error ? err.message : String(err),
+  seconds,
+});
+const success = (out: ForecastOutput, seconds: number): ThreadResult => ({ ok: true, mean: out.mean, quantiles: out.quantiles, seconds });
+const since = (start: number) => (performance.now() - start) / 1000;
+
+/** Every task of a local model, in order, each failing on its own. */
+export function runLocalBatch(model: LocalModel, tasks: readonly ForecastTask[]): ThreadResult[] {
+  // A backtest's kept fits, by series and refit date: one batch holds a series' dates in order.
+  const fits = new Map<string, unknown>();
+  const forecast = (task: ForecastTask): ForecastOutput => {
+    if (!task.refit || !model.reuse) return model.forecast(task);
+    const key = `${task.seriesIndex}@${task.refit.fcd}`;
+    if (!fits.has(key)) fits.set(key, model.reuse.fit({ ...task, history: task.refit.history, refit: undefined }));
+    return model.reuse.forecast(fits.get(key), task);
+  };
+  return tasks.map((task) => {
+    const start = performance.now();
+    try {
+      const out = task.conformal ? conformalForecast(forecast, task, task.conformal.windows) : forecast(task);
+      return success(out, since(start));
+    } catch (err) {
+      return failure(err, since(start));
+    }
+  });
+}
+
+export async function runBatch(models: LoadedModels, batch: ThreadBatch): Promise<ThreadResult[]> {
+  const model = await models.load(batch.model);
+  if (!('forecastBatch' in model)) return runLocalBatch(model, batch.tasks);
+  const start = performance.now();
+  const share = () => since(start) / Math.max(1, batch.tasks.length);
+  try {
+    const outputs = await model.forecastBatch(batch.tasks, batch.context ?? [], batch.options);
+    const seconds = share();
+    return outputs.map((out) => success(out, seconds));
+  } catch (err) {
+    // A global model fails as a whole: every task reports the same cause.
+    const seconds = share();
+    return batch.tasks.map(() => failure(err, seconds));
+  }
+}

@@ -1,0 +1,62 @@
+import { useEffect, useState } from 'preact/hooks';
+import type { Settings } from '../forecast-input.ts';
+
+/** Models and frequencies as the server's OpenAPI document lists them, so the form never drifts from the API. */
+function useApiChoices(): { models: string[]; freqs: string[] } {
+  const [choices, setChoices] = useState({ models: ['aets', 'naive', 'seasonal-naive', 'aarima', 'theta'], freqs: ['D', 'W', 'M', 'H'] });
+  useEffect(() => {
+    fetch('/openapi')
+      .then((r) => r.json())
+      .then((doc) => {
+        const schemas = doc.components?.schemas ?? {};
+        const models: string[] | undefined = schemas.ModelName?.enum;
+        const freqs: string[] | undefined = schemas.ForecastRequest?.properties?.freq?.enum;
+        if (models && freqs) setChoices({ models, freqs });
+      })
+      .catch(() => undefined);
+  }, []);
+  return choices;
+}
+
+export interface FormState extends Omit<Settings, 'quantiles'> {
+  quantiles: string;
+}
+
+/** The playground's settings: model, horizon, frequency, quantiles and backtest windows. */
+export function PlaygroundForm({ state, onChange }: { state: FormState; onChange: (next: FormState) => void }) {
+  const { models, freqs } = useApiChoices();
+  const set = (patch: Partial<FormState>) => onChange({ ...state, ...patch });
+  const value = (e: Event) => (e.target as HTMLInputElement | HTMLSelectElement).value;
+  return (
+    <div class="settings">
+      <label>
+        Model
+        <select name="model" value={state.model} onChange={(e) => set({ model: value(e) })}>
+          {models.map((m) => (
+            <option value={m}>{m}</option>
+          ))}
+        </select>
+      </label>
+      <label>
+        Horizon
+        <input name="horizon" type="number" min={1} value={state.horizon} onInput={(e) => set({ horizon: Number(value(e)) })} />
+      </label>
+      <label>
+        Frequency
+        <select name="freq" value={state.freq} onChange={(e) => set({ freq: value(e) })}>
+          {freqs.map((f) => (
+            <option value={f}>{f}</option>
+          ))}
+        </select>
+      </label>
+      <label>
+        Quantiles
+        <input name="quantiles" value={state.quantiles} onInput={(e) => set({ quantiles: value(e) })} />
+      </label>
+      <label title="A backtest job forecasts this many horizons at the end of each series and scores them">
+        Backtest windows
+        <input name="windows" type="number" min={1} max={100} value={state.windows} onInput={(e) => set({ windows: Number(value(e)) })} />
+      </label>
+    </div>
+  );
+}
