@@ -12,9 +12,10 @@
  */
 import { nelderMead } from '../bounded-nelder-mead.ts';
 import { initialState, InitialStateError } from './initial-states.ts';
-import { ETS_BOUNDS, isAdmissible, startingValues, type Estimated } from './parameters.ts';
-import { finalState, runRecursion, Workspace, type Recursion } from './state-space.ts';
-import { MULTIPLICATIVE, NONE, specName, type EtsFit, type EtsSpec } from './types.ts';
+import { ETS_BOUNDS, inUsualRegion, isAdmissible, startingValues, type Bounds, type Estimated } from './parameters.ts';
+import { fitFrom, loadVector } from './fit.ts';
+import { runRecursion, Workspace, type Recursion } from './state-space.ts';
+import { NONE, type EtsFit, type EtsSpec } from './types.ts';
 
 /** statsforecast's optimiser controls for ETS. */
 const MAX_ITERATIONS = 1000;
@@ -46,15 +47,12 @@ export function fitEtsBounded(y: Float64Array, spec: EtsSpec, m: number, shared:
   const alpha0 = startingValues({ beta: false, gamma: false, phi: false }, period, ETS_BOUNDS)[0];
   if (est.beta) shared.beta = Math.min(shared.beta, alpha0);
   if (est.gamma) shared.gamma = Math.min(shared.gamma, 1 - alpha0);
-  const start = startingValues(est, period, { lower, upper: [upper[0], shared.beta, shared.gamma, upper[3]] });
+  const box: Bounds = { lower, upper: [upper[0], shared.beta, shared.gamma, upper[3]] };
+  const start = startingValues(est, period, box);
 
   // The starting values must lie in the usual box and the admissible region (check_param).
   const [a, b, g, p] = unpack(start, est);
-  if (a < lower[0] || a > upper[0]) return null;
-  if (est.beta && (b < lower[1] || b > a || b > shared.beta)) return null;
-  if (est.phi && (p < lower[3] || p > upper[3])) return null;
-  if (est.gamma && (g < lower[2] || g > 1 - a || g > shared.gamma)) return null;
-  if (!isAdmissible(a, est.beta ? b : 0, est.gamma ? g : 0, est.phi ? p : 1, period, est.beta, seasonal)) return null;
+  if (!inUsualRegion(a, b, g, p, est, box) || !isAdmissible(a, b, g, p, period, est.beta, seasonal)) return null;
 
   let init: Float64Array;
   try {
@@ -72,15 +70,15 @@ export function fitEtsBounded(y: Float64Array, spec: EtsSpec, m: number, shared:
   let k = 0;
   boxLower[k] = lower[0];
   boxUpper[k++] = upper[0];
-  if (est.beta) [boxLower[k], boxUpper[k++]] = [lower[1], shared.beta];
-  if (est.gamma) [boxLower[k], boxUpper[k++]] = [lower[2], shared.gamma];
+  if (est.beta) [boxLower[k], boxUpper[k++]] = [lower[1], box.upper[1]];
+  if (est.gamma) [boxLower[k], boxUpper[k++]] = [lower[2], box.upper[2]];
   if (est.phi) [boxLower[k], boxUpper[k++]] = [lower[3], upper[3]];
 
   const rec: Recursion = { error: spec.error, trend: spec.trend, season: spec.season, m: period, alpha: 0, beta: 0, gamma: 0, phi: 1 };
   const ws = new Workspace(period);
   const levelAt = start.length;
   const evaluate = (x: Float64Array): number => {
-    if (!load(x, rec, est, ws, levelAt)) return Infinity;
+    if (!loadVector(x, rec, est, ws)) return Infinity;
     return runRecursion(y, rec, x[levelAt], spec.trend === NONE ? 0 : x[levelAt + 1], ws);
   };
   const objective = (x: Float64Array): number => {
@@ -93,19 +91,8 @@ export function fitEtsBounded(y: Float64Array, spec: EtsSpec, m: number, shared:
   const best = nelderMead(objective, x0, { lower: boxLower, upper: boxUpper, maxIter: MAX_ITERATIONS, tolStd: TOLERANCE }).x;
   const lik = evaluate(best);
   if (!Number.isFinite(lik)) return null;
-  const parameters = nPar + 1; // + the innovation variance
-  const aicc = lik + 2 * parameters + (2 * parameters * (parameters + 1)) / (n - parameters - 1);
-  return {
-    spec,
-    m: period,
-    params: { alpha: rec.alpha, beta: rec.beta, gamma: rec.gamma, phi: rec.phi },
-    lastState: finalState(ws, rec),
-    // statsforecast's residual variance counts the variance itself among the parameters.
-    sigma2: ws.sse / (n - parameters - 1),
-    lik,
-    aicc,
-    method: specName(spec),
-  };
+  // statsforecast's residual variance counts the variance itself among the parameters.
+  return fitFrom(spec, rec, ws, lik, n, nPar, n - nPar - 2);
 }
 
 function unpack(x: ArrayLike<number>, est: Estimated): [number, number, number, number] {
@@ -115,24 +102,4 @@ function unpack(x: ArrayLike<number>, est: Estimated): [number, number, number, 
   const gamma = est.gamma ? x[k++] : 0;
   const phi = est.phi ? x[k++] : 1;
   return [alpha, beta, gamma, phi];
-}
-
-/**
- * Unpacks a parameter vector `[alpha, beta?, gamma?, phi?, l0, b0?, s0..s(m-2)]` into the
- * recursion and the seasonal ring; the last index is implied (sum 0, or m when multiplicative).
- * False when a multiplicative index is negative (the reference's objective is then +Inf).
- */
-function load(x: Float64Array, rec: Recursion, est: Estimated, ws: Workspace, levelAt: number): boolean {
-  [rec.alpha, rec.beta, rec.gamma, rec.phi] = unpack(x, est);
-  if (rec.season === NONE) return true;
-  const first = levelAt + 1 + (rec.trend === NONE ? 0 : 1);
-  const m = rec.m;
-  let sum = 0;
-  for (let j = 0; j < m - 1; j++) sum += x[first + j];
-  ws.seasons[0] = (rec.season === MULTIPLICATIVE ? m : 0) - sum;
-  for (let j = 1; j < m; j++) ws.seasons[j] = x[first + m - 1 - j];
-  if (rec.season === MULTIPLICATIVE) {
-    for (let j = 0; j < m; j++) if (ws.seasons[j] < 0) return false;
-  }
-  return true;
 }

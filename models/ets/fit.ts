@@ -22,7 +22,7 @@ const LIK_FLOOR = -1e10;
  * recursion and the ring buffer. The last seasonal index is implied: the m indices sum to 0
  * (additive) or m (multiplicative). Returns false when a multiplicative index is negative.
  */
-function loadVector(x: ArrayLike<number>, rec: Recursion, est: Estimated, ws: Workspace): boolean {
+export function loadVector(x: ArrayLike<number>, rec: Recursion, est: Estimated, ws: Workspace): boolean {
   let k = 0;
   rec.alpha = x[k++];
   if (est.beta) rec.beta = x[k++];
@@ -105,16 +105,24 @@ export function fitEts(y: Float64Array, spec: EtsSpec, m: number, bounds: Bounds
   // Re-run at the optimum for the unfloored likelihood and the final states.
   loadVector(best, rec, est, ws);
   const lik = runRecursion(y, rec, best[levelAt], spec.trend === NONE ? 0 : best[slopeAt], ws);
+  return fitFrom(spec, rec, ws, lik, n, nPar, n - nPar);
+}
+
+/**
+ * The fit left in `rec` and `ws` by a pass at the optimum: its AICc counts the `nPar` estimated
+ * values and the innovation variance; `sigmaDf` is the residual variance's denominator (R: n minus
+ * the estimated values; statsforecast: one less again).
+ */
+export function fitFrom(spec: EtsSpec, rec: Recursion, ws: Workspace, lik: number, n: number, nPar: number, sigmaDf: number): EtsFit {
   const k = nPar + 1; // + the innovation variance
-  const aicc = lik + 2 * k + (2 * k * (k + 1)) / (n - k - 1);
   return {
     spec,
-    m: period,
+    m: rec.m,
     params: { alpha: rec.alpha, beta: rec.beta, gamma: rec.gamma, phi: rec.phi },
     lastState: finalState(ws, rec),
-    sigma2: ws.sse / (n - nPar),
+    sigma2: ws.sse / sigmaDf,
     lik,
-    aicc,
+    aicc: lik + 2 * k + (2 * k * (k + 1)) / (n - k - 1),
     method: specName(spec),
   };
 }
