@@ -198,7 +198,11 @@ test('the limits are documented in /openapi on the operations they apply to', as
     const op = doc.paths[path].post;
     expect(op.requestBody.content[media]).toBeDefined();
     const header = op.parameters.find((p: { in: string; name: string }) => p.in === 'header' && p.name === 'Idempotency-Key');
-    expect(header).toMatchObject({ schema: { type: 'string', minLength: 1, maxLength: 255 } });
+    expect(header).toMatchObject({ schema: { type: 'string' } });
+    // The pattern is the header's rule: 1 to 255 visible ASCII characters (no quote, no backslash), bare or quoted.
+    const pattern = new RegExp(header.schema.pattern);
+    for (const ok of ['a', 'x'.repeat(255), '"quoted-key"', '8e03978e-40d5-43e8-bc93-6894a57f9324']) expect(pattern.test(ok), ok).toBe(true);
+    for (const bad of ['', 'x'.repeat(256), 'with space', 'back\\slash', '"unclosed']) expect(pattern.test(bad), bad).toBe(false);
     expect(header.required ?? false).toBe(false);
     for (const status of ['400', '409', '413', '422', '429']) expect(op.responses[status].content['application/problem+json']).toBeDefined();
     expect(op.responses['409'].headers['Retry-After']).toBeDefined();
