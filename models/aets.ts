@@ -8,9 +8,9 @@ import { ModelInputError, type ForecastOutput, type ForecastTask, type LocalMode
 /**
  * `aets`: automatic exponential smoothing. The model (error x trend x season, damped or not) is
  * chosen by AICc among likelihood fits, each estimated as statsforecast's AutoETS does (default)
- * or exactly as R forecast's `ets(y)` (model_config estimation "r"); the quantiles are Gaussian
- * around the mean with the model's analytic forecast variance (both references' default
- * prediction intervals), so the 10%/90% quantiles are their 80% bounds.
+ * or exactly as R forecast's `ets(y)` (model_config estimation "r"). Either way the mean and the
+ * Gaussian quantiles come from R's analytic formulas for the selected model (its default
+ * prediction intervals), so the 10%/90% quantiles are R's 80% bounds for that model.
  */
 
 function checkTask(task: ForecastTask): void {

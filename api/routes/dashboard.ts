@@ -24,7 +24,7 @@ export async function dashboardRoutes(app: FastifyInstance, opts: { dataDir: str
       dotfiles: 'ignore',
       // The files change with each deployment and carry no hash: browsers revalidate (ETag).
       cacheControl: false,
-      setHeaders: (reply) => reply.header('cache-control', 'no-cache'),
+      setHeaders: (response) => response.setHeader('cache-control', 'no-cache'),
     });
   });
   if (opts.jobs) await app.register(jobResultRoutes, { jobs: opts.jobs });
