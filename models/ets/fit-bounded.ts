@@ -11,7 +11,7 @@
  * R's fits reach a higher likelihood.
  */
 import { nelderMead } from '../bounded-nelder-mead.ts';
-import { initialState, InitialStateError } from './initial-states.ts';
+import { initialState } from './initial-states.ts';
 import { ETS_BOUNDS, inUsualRegion, isAdmissible, startingValues, type Bounds, type Estimated } from './parameters.ts';
 import { fitFrom, loadVector } from './fit.ts';
 import { runRecursion, Workspace, type Recursion } from './state-space.ts';
@@ -54,13 +54,8 @@ export function fitEtsBounded(y: Float64Array, spec: EtsSpec, m: number, shared:
   const [a, b, g, p] = unpack(start, est);
   if (!inUsualRegion(a, b, g, p, est, box) || !isAdmissible(a, b, g, p, period, est.beta, seasonal)) return null;
 
-  let init: Float64Array;
-  try {
-    init = initialState(y, spec.trend, spec.season, m);
-  } catch (err) {
-    if (err instanceof InitialStateError) return null;
-    throw err;
-  }
+  const init = initialState(y, spec.trend, spec.season, m);
+  if (!init) return null;
   const x0 = Float64Array.from([...start, ...init]);
   const nPar = x0.length;
   if (nPar >= n - 1) return null;

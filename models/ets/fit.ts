@@ -3,7 +3,7 @@
  * smoothing parameters and the initial states jointly, starting from `initparam`/`initstate`,
  * with the objective set to +Inf outside the usual-and-admissible region.
  */
-import { initialState, InitialStateError } from './initial-states.ts';
+import { initialState } from './initial-states.ts';
 import { nelderMead, NonFiniteStartError, R_NELDER_MEAD, type NelderMeadOptions } from './optimize.ts';
 import { ETS_BOUNDS, inUsualRegion, isAdmissible, startingValues, type Bounds, type Estimated } from './parameters.ts';
 import { finalState, runRecursion, Workspace, type Recursion } from './state-space.ts';
@@ -74,13 +74,8 @@ export function fitEts(y: Float64Array, spec: EtsSpec, m: number, bounds: Bounds
   loadVector(start, rec, est, ws);
   if (!admissible()) return null;
 
-  let init: Float64Array;
-  try {
-    init = initialState(y, spec.trend, spec.season, m);
-  } catch (err) {
-    if (err instanceof InitialStateError) return null;
-    throw err;
-  }
+  const init = initialState(y, spec.trend, spec.season, m);
+  if (!init) return null;
   const x0 = [...start, ...init];
   const nPar = x0.length;
   if (nPar >= n - 1) return null;

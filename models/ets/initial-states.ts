@@ -11,9 +11,6 @@ import { classicalSeasonal } from '../decompose.ts';
 import { leastSquares } from './least-squares.ts';
 import { ADDITIVE, MULTIPLICATIVE, NONE, type SeasonKind, type TrendKind } from './types.ts';
 
-/** Thrown where R's heuristic itself stops; the caller treats the candidate as unfittable. */
-export class InitialStateError extends Error {}
-
 /** sin(pi x) and cos(pi x) exact at multiples of 1/2, as R's sinpi/cospi used by `fourier()`. */
 function sinpi(x: number): number {
   let r = x % 2;
@@ -58,16 +55,18 @@ function regressionSeasonal(y: Float64Array, m: number, multiplicative: boolean)
 
 /**
  * Initial state in R's parameter order `[l0, b0?, s0..s(m-2)]` (s0 = the index one step before
- * the first observation's; the last index is implied by the normalisation).
+ * the first observation's; the last index is implied by the normalisation). Null where R's
+ * heuristic itself stops (seasonal states from fewer than 4 observations): the candidate cannot
+ * be fitted.
  */
-export function initialState(y: Float64Array, trend: TrendKind, season: SeasonKind, m: number): Float64Array {
+export function initialState(y: Float64Array, trend: TrendKind, season: SeasonKind, m: number): Float64Array | null {
   const n = y.length;
   let adjusted = y;
   let seeds: Float64Array | null = null;
   let period = 1;
   if (season !== NONE) {
     period = m;
-    if (n < 4) throw new InitialStateError('not enough data for seasonal initial states');
+    if (n < 4) return null;
     const multiplicative = season === MULTIPLICATIVE;
     const seasonal = n < 3 * m ? regressionSeasonal(y, m, multiplicative) : classicalSeasonal(y, m, multiplicative);
     seeds = new Float64Array(m - 1);
