@@ -50,9 +50,12 @@ export function fitEtsBounded(y: Float64Array, spec: EtsSpec, m: number, shared:
   const box: Bounds = { lower, upper: [upper[0], shared.beta, shared.gamma, upper[3]] };
   const start = startingValues(est, period, box);
 
+  const rec: Recursion = { error: spec.error, trend: spec.trend, season: spec.season, m: period, alpha: 0, beta: 0, gamma: 0, phi: 1 };
+  const ws = new Workspace(period);
   // The starting values must lie in the usual box and the admissible region (check_param).
-  const [a, b, g, p] = unpack(start, est);
-  if (!inUsualRegion(a, b, g, p, est, box) || !isAdmissible(a, b, g, p, period, est.beta, seasonal)) return null;
+  loadVector(start, rec, est, ws);
+  if (!inUsualRegion(rec.alpha, rec.beta, rec.gamma, rec.phi, est, box)) return null;
+  if (!isAdmissible(rec.alpha, rec.beta, rec.gamma, rec.phi, period, est.beta, seasonal)) return null;
 
   const init = initialState(y, spec.trend, spec.season, m);
   if (!init) return null;
@@ -60,17 +63,15 @@ export function fitEtsBounded(y: Float64Array, spec: EtsSpec, m: number, shared:
   const nPar = x0.length;
   if (nPar >= n - 1) return null;
 
+  // The smoothing parameters in the box, in the vector's order; the initial states unbounded.
   const boxLower = new Float64Array(nPar).fill(-Infinity);
   const boxUpper = new Float64Array(nPar).fill(Infinity);
-  let k = 0;
-  boxLower[k] = lower[0];
-  boxUpper[k++] = upper[0];
-  if (est.beta) [boxLower[k], boxUpper[k++]] = [lower[1], box.upper[1]];
-  if (est.gamma) [boxLower[k], boxUpper[k++]] = [lower[2], box.upper[2]];
-  if (est.phi) [boxLower[k], boxUpper[k++]] = [lower[3], upper[3]];
+  const estimated = [0, ...(est.beta ? [1] : []), ...(est.gamma ? [2] : []), ...(est.phi ? [3] : [])];
+  estimated.forEach((parameter, k) => {
+    boxLower[k] = box.lower[parameter];
+    boxUpper[k] = box.upper[parameter];
+  });
 
-  const rec: Recursion = { error: spec.error, trend: spec.trend, season: spec.season, m: period, alpha: 0, beta: 0, gamma: 0, phi: 1 };
-  const ws = new Workspace(period);
   const levelAt = start.length;
   const evaluate = (x: Float64Array): number => {
     if (!loadVector(x, rec, est, ws)) return Infinity;
@@ -88,13 +89,4 @@ export function fitEtsBounded(y: Float64Array, spec: EtsSpec, m: number, shared:
   if (!Number.isFinite(lik)) return null;
   // statsforecast's residual variance counts the variance itself among the parameters.
   return fitFrom(spec, rec, ws, lik, n, nPar, n - nPar - 2);
-}
-
-function unpack(x: ArrayLike<number>, est: Estimated): [number, number, number, number] {
-  let k = 0;
-  const alpha = x[k++];
-  const beta = est.beta ? x[k++] : 0;
-  const gamma = est.gamma ? x[k++] : 0;
-  const phi = est.phi ? x[k++] : 1;
-  return [alpha, beta, gamma, phi];
 }
