@@ -7,11 +7,16 @@
  * distributional assumption: the spread is what the model's own errors were on this series.
  *
  * The correction: with few windows, the reference's linear quantile (position tau (N - 1) among N
- * sorted values) under-covers: the k-th smallest of N exchangeable errors is exceeded by a new
- * one with probability 1 - k / (N + 1), so its 80% interval from 5 windows covers about 70%
- * (measured on M4 Hourly: 67% to 74%). We read the sorted values at position tau (N + 1) - 1,
- * the unbiased one (split conformal prediction's finite-sample rule, interpolated), clamped to
- * the extremes. `linear` keeps the reference's rule, for comparing with it.
+ * sorted values) under-covers: the k-th smallest of N exchangeable absolute errors is exceeded by a
+ * new one with probability 1 - k / (N + 1), so its 80% interval from 5 windows covers about 70%
+ * (measured on M4 Hourly: 67% to 74%). The service's rule (`unbiased`) applies that finite-sample
+ * fact (split conformal prediction's, interpolated) to the absolute errors themselves: the central
+ * interval of coverage p is the mean plus or minus the absolute error at rank p (N + 1), read
+ * between neighbours, with 0 at rank 0 (the median is the mean) and clamped to the largest. The
+ * symmetric set of 2N offsets is not N exchangeable values twice: reading it at rank
+ * tau (2N + 1) put 5 windows' 80% bound 0.9 of the way from the 4th to the 5th error instead of
+ * 0.8, about 82% expected coverage instead of 80%. `linear` keeps the reference's rule, for
+ * comparing with it.
  *
  * As the reference does, a short history uses as many windows as fit (each keeps at least one
  * observation to train on) and at least 2 are required. More windows calibrate better, at one
@@ -60,6 +65,10 @@ export function conformalQuantiles(
   levels: readonly number[],
   positions: QuantilePositions = 'unbiased',
 ): Float64Array[] {
+  if (positions === 'unbiased') {
+    const sorted = scores.map((s) => Float64Array.from(s).sort());
+    return levels.map((level) => mean.map((m, j) => m + symmetricOffset(sorted[j], level)));
+  }
   const offsets = scores.map((s) => {
     const both = new Float64Array(2 * s.length);
     s.forEach((score, w) => {
@@ -69,4 +78,18 @@ export function conformalQuantiles(
     return both.sort();
   });
   return levels.map((level) => mean.map((m, j) => m + sortedQuantile(offsets[j], level, positions)));
+}
+
+/**
+ * The offset from the mean of the `level` quantile: the bound of the central interval of coverage
+ * |2 level - 1|, whose half-width is the absolute error at rank coverage (N + 1) among the N sorted
+ * ones (rank 0 being 0), interpolated and clamped to the largest.
+ */
+function symmetricOffset(sortedAbs: Float64Array, level: number): number {
+  const n = sortedAbs.length;
+  const rank = Math.min(Math.abs(2 * level - 1) * (n + 1), n);
+  const below = Math.floor(rank);
+  const at = (k: number) => (k === 0 ? 0 : sortedAbs[k - 1]);
+  const width = below === rank ? at(below) : at(below) + (rank - below) * (at(below + 1) - at(below));
+  return level < 0.5 ? -width : width;
 }

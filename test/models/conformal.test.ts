@@ -56,11 +56,16 @@ describe('conformal quantiles', () => {
     expect([...out.quantiles[1]]).toEqual([40, 42, 44]);
   });
 
-  it('the unbiased rule reads the k-th of N sorted offsets at tau = k / (N + 1), the extremes beyond', () => {
-    // Errors 1, 2, 3, 4 at step 1 (windows oldest first): offsets -4..-1, 1..4 (N = 8).
+  it('the unbiased rule: the central interval of coverage k / (N + 1) is the mean plus or minus the k-th smallest absolute error', () => {
+    // Errors 1, 2, 3, 4 at step 1 (windows oldest first), N = 4: the 80% interval (levels 0.1 and
+    // 0.9) is +-4 (k = 4), the 60% one +-3, the 50% one +-2.5 (rank 2.5, between the 2nd and 3rd),
+    // the 20% one +-1, the 10% one +-0.5 (between 0 and the smallest), the median the mean; beyond
+    // the largest error, the largest.
     const y = [0, 0, 1, 1, 3, 3, 6, 6, 10, 10];
-    const out = conformalForecast(forecastNaive, task(y, 2, [1 / 9, 0.5, 7 / 9, 0.99]), 4);
-    expect(out.quantiles.map((q) => q[0])).toEqual([10 - 4, 10, 10 + 3, 10 + 4]);
+    const levels = [0.01, 0.1, 0.2, 0.25, 0.4, 0.45, 0.5, 0.55, 0.6, 0.75, 0.8, 0.9, 0.99];
+    const out = conformalForecast(forecastNaive, task(y, 2, levels), 4);
+    const expected = [-4, -4, -3, -2.5, -1, -0.5, 0, 0.5, 1, 2.5, 3, 4, 4].map((d) => 10 + d);
+    out.quantiles.forEach((q, k) => expect(q[0]).toBeCloseTo(expected[k], 12));
   });
 
   it('uses as many windows as fit in a short history, and refuses fewer than two', () => {
