@@ -38,7 +38,7 @@ const foundation = (covariates: readonly CovariateKind[], couplesSeries: ModelCa
 });
 
 const NO_ADAPTER =
-  'this server has no adapter for this foundation model yet, so installing its weights would not help (the README\'s "Foundation models" section gives the input/output contract an adapter expects)';
+  'this server has no adapter for this foundation model yet, so installing its weights would not help (docs/foundation-models.md gives the input/output contract an adapter expects)';
 
 /** A foundation model with an adapter (models/foundation/): runnable once its export is installed. */
 const installedFoundation =
@@ -93,7 +93,23 @@ const ENTRIES: ModelEntry[] = [
     loadGlobal: async (settings) => (await import('./foundation/timesfm2p5.ts')).timesfm25Model(settings),
     installed: installedFoundation('timesfm-2p5'),
   },
-  ...['moirai-2', 'moirai-moe'].map((name) => ({ name, capabilities: foundation([...FULL_EXOGENOUS, 'generated']), unavailableReason: NO_ADAPTER })),
+  {
+    // Past-only and known-future covariates are extra variates of the reference's own input
+    // (Moirai2Forecast's past_feat_dynamic_real and feat_dynamic_real); generated ones arrive as
+    // such. It has no static input. Each series attends only to its own tokens.
+    name: 'moirai-2',
+    capabilities: foundation(['historical', 'future', 'generated'], 'covariates'),
+    loadGlobal: async (settings) => (await import('./foundation/moirai2.ts')).moirai2Model(settings),
+    installed: installedFoundation('moirai-2'),
+  },
+  {
+    // As moirai-2: past-only and known-future covariates are extra variates of the reference's
+    // input (MoiraiMoEForecast's past_feat_dynamic_real and feat_dynamic_real); no static input.
+    name: 'moirai-moe',
+    capabilities: foundation(['historical', 'future', 'generated'], 'covariates'),
+    loadGlobal: async (settings) => (await import('./foundation/moirai-moe.ts')).moiraiMoEModel(settings),
+    installed: installedFoundation('moirai-moe'),
+  },
   { name: 'tabpfn-ts', capabilities: foundation([...FULL_EXOGENOUS, 'string', 'generated']), unavailableReason: NO_ADAPTER },
   {
     // Known-future numeric covariates through the reference's in-context regression, as
@@ -103,12 +119,48 @@ const ENTRIES: ModelEntry[] = [
     loadGlobal: async (settings) => (await import('./foundation/timesfm2.ts')).timesfm2Model(settings),
     installed: installedFoundation('timesfm-2'),
   },
+  {
+    // Univariate, as the reference's covariate table ("none") and TiRex itself (tirex-ts 1.4.2:
+    // its forecast reads each series alone). Each series and roll-out step is a window of its
+    // own, so the series of a request are never coupled.
+    name: 'tirex',
+    capabilities: foundation(NONE, 'covariates'),
+    loadGlobal: async (settings) => (await import('./foundation/tirex.ts')).tirexModel(settings),
+    installed: installedFoundation('tirex'),
+  },
   // The reference's covariate table is silent on these: they are taken as univariate.
-  ...['tirex', 'tirex-2', 'toto-2', 't0-alpha', 't0-beta', 'tabicl', 'reverso', 'patchtst-fm'].map((name) => ({
+  ...['tirex-2', 't0-alpha', 't0-beta', 'tabicl'].map((name) => ({
     name,
     capabilities: foundation(NONE),
     unavailableReason: NO_ADAPTER,
   })),
+  {
+    // Univariate, as the reference's covariate table (silent on it) and toto-2 2.0.0's README
+    // (exogenous variables "planned for a future 2.0 release"). Each series is one row of its own
+    // (one variate), so the series of a request are never coupled.
+    name: 'toto-2',
+    capabilities: foundation(NONE, 'covariates'),
+    loadGlobal: async (settings) => (await import('./foundation/toto.ts')).toto2Model(settings),
+    installed: installedFoundation('toto-2'),
+  },
+  {
+    // Univariate, as the reference's covariate table (silent on it) and the reference itself: its
+    // forecast reads the series alone. Each series is forecast from its own window, so the series
+    // of a request are never coupled (it takes no covariates that could couple them).
+    name: 'patchtst-fm',
+    capabilities: foundation(NONE, 'covariates'),
+    loadGlobal: async (settings) => (await import('./foundation/patchtst-fm.ts')).patchtstFMModel(settings),
+    installed: installedFoundation('patchtst-fm'),
+  },
+  {
+    // Univariate, as the reference's covariate table (silent on it) and the reference itself:
+    // ReversoPredictor reads each series' target alone. Each series is its own row, so the series
+    // of a request are never coupled.
+    name: 'reverso',
+    capabilities: foundation(NONE, 'covariates'),
+    loadGlobal: async (settings) => (await import('./foundation/reverso.ts')).reversoModel(settings),
+    installed: installedFoundation('reverso'),
+  },
   // The earlier variant's model list (reference 9.3); none of these is served any more.
   ...['moirai', 'chronos', 'chronos-bolt', 'timesfm', 'time-moe'].map((name) => ({
     name,

@@ -93,12 +93,105 @@ export const TimesFM2Manifest = z
     path: ['quantile_levels'],
   });
 
+/** PatchTST-FM (granite-tsfm): one pass reconstructs `min_forecast_length` slots at least. */
+export const PatchTSTFMManifest = z
+  .object({ ...common, model: z.literal('patchtst-fm'), min_forecast_length: z.number().int().positive() })
+  .strict()
+  .refine((m) => m.context_length % m.patch_size === 0, { message: 'context_length must be a multiple of patch_size', path: ['context_length'] })
+  .refine((m) => m.min_forecast_length < m.context_length, { message: 'must be below context_length', path: ['min_forecast_length'] })
+  .refine((m) => m.point_output === 'mean', { message: "must be 'mean' (the reference's prediction_outputs)", path: ['point_output'] });
+
+/** Moirai 2.0 (uni2ts): `num_predict_token` patches per call; time ids below `max_time_tokens`. */
+export const Moirai2Manifest = z
+  .object({
+    ...common,
+    model: z.literal('moirai-2'),
+    num_predict_token: z.number().int().positive(),
+    max_time_tokens: z.number().int().positive(),
+  })
+  .strict()
+  .refine((m) => m.context_length % m.patch_size === 0, { message: 'context_length must be a multiple of patch_size', path: ['context_length'] })
+  .refine((m) => m.context_length / m.patch_size < m.max_time_tokens, { message: 'must exceed the context patches', path: ['max_time_tokens'] })
+  .refine((m) => m.quantile_levels.includes(0.5), { message: 'must include 0.5 (the point forecast)', path: ['quantile_levels'] });
+
+/** Toto 2.0 (toto-2): one pass holds the context and every horizon patch, at most `max_positions` patches. */
+export const Toto2Manifest = z
+  .object({
+    ...common,
+    model: z.literal('toto-2'),
+    max_positions: z.number().int().min(2),
+    forecast_config: z
+      .object({ imputation: z.literal('ffill'), scaler_fallback_min_obs: z.number().int().nonnegative(), quantile_real_cap_k: z.number().positive() })
+      .strict(),
+  })
+  .strict()
+  .refine((m) => m.context_length % m.patch_size === 0, { message: 'context_length must be a multiple of patch_size', path: ['context_length'] })
+  .refine((m) => m.quantile_levels.includes(0.5), { message: 'must include 0.5 (the point forecast)', path: ['quantile_levels'] });
+
+/** Moirai-MoE (uni2ts): the released mixture head; `num_samples` paths past the first patch. */
+export const MoiraiMoEManifest = z
+  .object({
+    ...common,
+    model: z.literal('moirai-moe'),
+    max_time_tokens: z.number().int().positive(),
+    mixture: z
+      .object({
+        components: z.tuple([z.literal('student_t'), z.literal('normal_fixed_scale'), z.literal('negative_binomial'), z.literal('log_normal')]),
+        normal_scale: z.number().positive(),
+        channels: z.array(z.string()).length(14),
+      })
+      .strict(),
+    num_samples: z.number().int().positive(),
+  })
+  .strict()
+  .refine((m) => m.context_length % m.patch_size === 0, { message: 'context_length must be a multiple of patch_size', path: ['context_length'] })
+  .refine((m) => m.context_length / m.patch_size < m.max_time_tokens, { message: 'must exceed the context patches', path: ['max_time_tokens'] });
+
+/** Reverso (the paper's reference code): point forecasts of `output_patch_size` steps per call, rolled out. */
+export const ReversoManifest = z
+  .object({
+    ...common,
+    model: z.literal('reverso'),
+    output_patch_size: z.number().int().positive(),
+    forecast_config: z.object({ flip_invariance: z.boolean(), downsample_factor: z.number().int().positive() }).strict(),
+  })
+  .strict()
+  .refine((m) => m.patch_size === 1, { message: 'must be 1 (Reverso reads the series point by point)', path: ['patch_size'] })
+  .refine((m) => m.quantile_levels.length === 1 && m.quantile_levels[0] === 0.5, {
+    message: 'must be [0.5]: the reference forecasts a point',
+    path: ['quantile_levels'],
+  });
+
+/** TiRex (tirex-ts): one call forecasts the patch after a window of exactly `context_length` values. */
+export const TiRexManifest = z
+  .object({ ...common, model: z.literal('tirex') })
+  .strict()
+  .refine((m) => m.context_length % m.patch_size === 0, { message: 'context_length must be a multiple of patch_size', path: ['context_length'] })
+  .refine((m) => m.quantile_levels.includes(0.5), { message: 'must include 0.5 (the point forecast)', path: ['quantile_levels'] })
+  .refine((m) => m.point_output === 'median', { message: "must be 'median' (the reference's point forecast is its 0.5 level)", path: ['point_output'] });
+
 export type Chronos2Manifest = z.output<typeof Chronos2Manifest>;
 export type TimesFM25Manifest = z.output<typeof TimesFM25Manifest>;
 export type TimesFM2Manifest = z.output<typeof TimesFM2Manifest>;
+export type Toto2Manifest = z.output<typeof Toto2Manifest>;
+export type Moirai2Manifest = z.output<typeof Moirai2Manifest>;
+export type MoiraiMoEManifest = z.output<typeof MoiraiMoEManifest>;
+export type PatchTSTFMManifest = z.output<typeof PatchTSTFMManifest>;
+export type ReversoManifest = z.output<typeof ReversoManifest>;
+export type TiRexManifest = z.output<typeof TiRexManifest>;
 
 /** Manifest schema of every model name that has an adapter on this server. */
-export const MANIFESTS = { 'chronos-2': Chronos2Manifest, 'timesfm-2p5': TimesFM25Manifest, 'timesfm-2': TimesFM2Manifest } as const;
+export const MANIFESTS = {
+  'chronos-2': Chronos2Manifest,
+  'timesfm-2p5': TimesFM25Manifest,
+  'timesfm-2': TimesFM2Manifest,
+  'toto-2': Toto2Manifest,
+  'moirai-2': Moirai2Manifest,
+  'moirai-moe': MoiraiMoEManifest,
+  'patchtst-fm': PatchTSTFMManifest,
+  reverso: ReversoManifest,
+  tirex: TiRexManifest,
+} as const;
 export type FoundationName = keyof typeof MANIFESTS;
 export type ManifestOf<N extends FoundationName> = z.output<(typeof MANIFESTS)[N]>;
 

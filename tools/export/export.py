@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import torch  # noqa: E402
 
-FAMILIES = ("chronos-2", "timesfm-2p5", "timesfm-2")
+FAMILIES = ("chronos-2", "timesfm-2p5", "timesfm-2", "moirai-2", "patchtst-fm", "toto-2", "moirai-moe", "reverso", "tirex")
 
 
 def main(argv: list[str]) -> None:
@@ -35,7 +35,7 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--out", required=True, type=Path, help="model directory: the model is written to OUT/<model>/")
     parser.add_argument("--version", help="version written to the manifest (default: the checkpoint's folder name, or tiny-random-seed-N)")
     parser.add_argument("--seed", type=int, default=0, help="random seed of --tiny-fixture")
-    parser.add_argument("--max-context", type=int, default=None, help="timesfm-2p5: the ForecastConfig max_context to serve with (default 1024); timesfm-2: the context length (default 512, at most 2048); 64 for the fixtures")
+    parser.add_argument("--max-context", type=int, default=None, help="timesfm-2p5: the ForecastConfig max_context to serve with (default 1024); timesfm-2: the context length (default 512, at most 2048); moirai-2, moirai-moe: the context_length of Moirai2Forecast, MoiraiMoEForecast (default 1680); toto-2: the context_length of Toto2GluonTSModelConfig (default 2048); 64 for the fixtures")
     parser.add_argument("--reference", action="store_true", help="also record the reference forecasts of the fixed cases for a real checkpoint")
     args = parser.parse_args(argv)
 
@@ -45,6 +45,18 @@ def main(argv: list[str]) -> None:
         import chronos2 as family
     elif args.model == "timesfm-2":
         import timesfm2 as family
+    elif args.model == "moirai-2":
+        import moirai2 as family
+    elif args.model == "moirai-moe":
+        import moirai_moe as family
+    elif args.model == "patchtst-fm":
+        import patchtst_fm as family
+    elif args.model == "toto-2":
+        import toto as family
+    elif args.model == "tirex":
+        import tirex_zero as family  # not `tirex`: that is the reference package's own name
+    elif args.model == "reverso":
+        import reverso_export as family
     else:
         import timesfm2p5 as family
 
@@ -61,8 +73,9 @@ def main(argv: list[str]) -> None:
         version = args.version or Path(args.checkpoint).resolve().name
         source_text = f"checkpoint {Path(args.checkpoint).resolve()}"
 
-    if args.model in ("timesfm-2p5", "timesfm-2"):
-        max_context = args.max_context or (64 if args.tiny_fixture else 1024 if args.model == "timesfm-2p5" else 512)
+    if args.model in ("timesfm-2p5", "timesfm-2", "moirai-2", "toto-2", "moirai-moe"):
+        default_context = {"timesfm-2p5": 1024, "timesfm-2": 512, "moirai-2": 1680, "toto-2": 2048, "moirai-moe": 1680}[args.model]  # moirai-2: uni2ts README's context_length
+        max_context = args.max_context or (64 if args.tiny_fixture else default_context)
         manifest = family.export(model, args.out, version, source_text, max_context)
         if args.tiny_fixture or (args.reference and not args.random_weights):
             print("reference:", family.record_reference(model, args.out, args.seed, max_context))

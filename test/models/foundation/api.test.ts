@@ -9,9 +9,12 @@ import type { FastifyInstance } from 'fastify';
 import * as ort from 'onnxruntime-node';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { forecastChronos2 } from '../../../models/foundation/chronos2.ts';
+import { forecastPatchTSTFM } from '../../../models/foundation/patchtst-fm.ts';
 import { requireInstalled } from '../../../models/foundation/store.ts';
 import { forecastTimesFM2 } from '../../../models/foundation/timesfm2.ts';
 import { forecastTimesFM25 } from '../../../models/foundation/timesfm2p5.ts';
+import { forecastTiRex } from '../../../models/foundation/tirex.ts';
+import { forecastToto2 } from '../../../models/foundation/toto.ts';
 import { AUTH, testConfig, testServer } from '../../api/helpers.ts';
 import { startJobsStack, until, type JobsStack } from '../../jobs/temporal-env.ts';
 import { FIXTURES_DIR } from './reference.ts';
@@ -50,7 +53,7 @@ const postTo = (server: FastifyInstance, model: string, body: unknown) =>
 const post = (model: string, body: unknown) => postTo(app, model, body);
 
 /** What the adapter gives for the request's series, run in this thread on the same model. */
-async function direct(model: 'chronos-2' | 'timesfm-2p5' | 'timesfm-2', body: ReturnType<typeof request>) {
+async function direct(model: 'chronos-2' | 'timesfm-2p5' | 'timesfm-2' | 'patchtst-fm' | 'toto-2' | 'tirex', body: ReturnType<typeof request>) {
   const installed = requireInstalled(model, FIXTURES_DIR);
   const session = await ort.InferenceSession.create(installed.onnxPath);
   const tasks = body.series.map((s) => ({ history: Float64Array.from(s.target), horizon: body.horizon, quantiles: body.quantiles, seasonLength: 24 }));
@@ -58,6 +61,9 @@ async function direct(model: 'chronos-2' | 'timesfm-2p5' | 'timesfm-2', body: Re
   try {
     if (model === 'chronos-2') return await forecastChronos2(run, installed.manifest as never, tasks);
     if (model === 'timesfm-2') return await forecastTimesFM2(run, installed.manifest as never, tasks);
+    if (model === 'patchtst-fm') return await forecastPatchTSTFM(run, installed.manifest as never, tasks);
+    if (model === 'toto-2') return await forecastToto2(run, installed.manifest as never, tasks);
+    if (model === 'tirex') return await forecastTiRex(run, installed.manifest as never, tasks);
     return await forecastTimesFM25(run, installed.manifest as never, tasks);
   } finally {
     await session.release();
@@ -76,7 +82,7 @@ function expectClose(got: number[], expected: ArrayLike<number>, target: number[
   got.forEach((g, i) => expect(Math.abs(g - expected[i])).toBeLessThanOrEqual(1e-5 * Math.max(1, level, Math.abs(expected[i]))));
 }
 
-describe.each(['chronos-2', 'timesfm-2p5', 'timesfm-2'] as const)('%s installed in MODELS_DIR', (model) => {
+describe.each(['chronos-2', 'timesfm-2p5', 'timesfm-2', 'patchtst-fm', 'toto-2', 'tirex'] as const)('%s installed in MODELS_DIR', (model) => {
   test('GET /warmup loads its session and reports the load time', async () => {
     const res = await app.inject({ method: 'GET', url: `/warmup?model=${model}`, headers: AUTH });
     expect(res.statusCode).toBe(200);
@@ -244,7 +250,7 @@ describe('a foundation model that is not installed, or not intact', () => {
   });
 
   test('other foundation names answer that this server has no adapter for them', async () => {
-    const res = await post('moirai-2', request());
+    const res = await post('tabicl', request());
     expect(res.statusCode).toBe(422);
     expect(res.json().code).toBe('model_unavailable');
     expect(res.json().detail).toContain('no adapter');
