@@ -1,5 +1,5 @@
 /**
- * The service's configuration: the one place the environment is read (README, "Configuration").
+ * The service's configuration: the one place the environment is read (docs/operations.md, "Configuration").
  * The entry points (bin/) call `loadConfig` once and pass the result down; nothing else reads
  * `process.env`, and worker threads receive their share of it through `workerData`.
  * This module imports nothing of the project, so every layer may import its types.
@@ -11,7 +11,7 @@ import path from 'node:path';
 export interface Config {
   port: number;
   host: string;
-  /** SHUTDOWN_GRACE: how long a stopping process lets in-flight requests and job chunks finish (README, Shutdown). */
+  /** SHUTDOWN_GRACE: how long a stopping process lets in-flight requests and job chunks finish (docs/operations.md, "Shutdown"). */
   shutdownGraceMs: number;
   /** DATA_DIR: the service's files (API keys, jobs, results, uploads). */
   dataDir: string;
@@ -20,7 +20,7 @@ export interface Config {
   defaultModel: string;
   rateLimit: { perSecond: number; burst: number };
   maxBodyBytes: number;
-  /** Per-principal quotas (README, "Limits and quotas"): QUOTA_* and QUOTA_OVERRIDES; 0 is no limit. */
+  /** Per-principal quotas (docs/operations.md, "Limits and quotas"): QUOTA_* and QUOTA_OVERRIDES; 0 is no limit. */
   quotas: QuotaConfig;
   /** IDEMPOTENCY_KEY_TTL: how long an Idempotency-Key of a job submission is remembered. */
   idempotencyKeyTtlMs: number;
@@ -59,7 +59,7 @@ export interface Config {
     /** WORKER_METRICS_PORT: where `npm run worker` serves GET /metrics (0: nowhere). */
     workerMetricsPort: number;
   };
-  /** Where jobs' inputs, chunk inputs, metadata and results live (README, "Storage"). */
+  /** Where jobs' inputs, chunk inputs, metadata and results live (docs/operations.md, "Storage"). */
   storage: StorageConfig;
   jobs: {
     forecastsPerChunk: number;
@@ -70,7 +70,7 @@ export interface Config {
     /** JOB_RETENTION: finished jobs older than this many milliseconds are deleted; null keeps them. */
     retentionMs: number | null;
   };
-  /** POST /v1-beta/forecast (README, Beta API). */
+  /** POST /v1-beta/forecast (docs/api.md, "Beta API"). */
   beta: {
     /** Largest multipart upload, all parts together; larger is 413. */
     maxUploadBytes: number;
@@ -350,7 +350,7 @@ export function loadConfig(env: Environment = process.env): Config {
   };
 }
 
-/** What the `forecast` CLI needs to reach a service (README, "Command line"); its flags override it. */
+/** What the `forecast` CLI needs to reach a service (docs/dashboard-and-cli.md, "Command line"); its flags override it. */
 export interface ClientConfig {
   /** FORECAST_URL: the service's base URL (default http://127.0.0.1:PORT, PORT defaulting to 8080). */
   baseUrl: string;

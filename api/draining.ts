@@ -3,7 +3,7 @@ import fp from 'fastify-plugin';
 import { problem, sendProblem } from './problem.ts';
 
 /**
- * While the server closes (README, Shutdown): the listener is closed, so new connections are
+ * While the server closes (docs/operations.md, "Shutdown"): the listener is closed, so new connections are
  * refused, but a request can still arrive on a connection already open (kept alive, pipelined).
  * It is answered 503 `shutting_down`, as problem+json like every refusal (Fastify's own 503 is
  * not), with `Retry-After` (another instance, or this one restarted, will take it) and

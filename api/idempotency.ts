@@ -4,7 +4,7 @@ import type { IdempotencyRecord, IdempotencyRecords } from '../store/idempotency
 import { HttpError } from './problem.ts';
 
 /**
- * Idempotent job submissions (README, "Idempotent submissions"), after the IETF draft
+ * Idempotent job submissions (docs/operations.md, "Idempotent submissions"), after the IETF draft
  * "The Idempotency-Key HTTP Header Field": a job submission with an `Idempotency-Key` creates at
  * most one job for that key and its principal while the key lives (IDEMPOTENCY_KEY_TTL); the same
  * key with the same request answers that job again, with another request 422, and while the first

@@ -16,7 +16,7 @@ import { WarmupResponse } from './routes/warmup.ts';
 
 const problemResponse = (description: string) => ({ description, content: { 'application/problem+json': { schema: ProblemDetails } } });
 
-/** Any request that reaches a server draining after SIGTERM (README, Shutdown). */
+/** Any request that reaches a server draining after SIGTERM (docs/operations.md, "Shutdown"). */
 const SHUTTING_DOWN =
   'this server is shutting down (`shutting_down`, with `Retry-After` and `Connection: close`): retry, on another instance or on this one once restarted';
 const shuttingDown = { '503': problemResponse(`Refused: ${SHUTTING_DOWN}.`) };

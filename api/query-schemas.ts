@@ -12,7 +12,7 @@ const unlisted = (runnable: readonly string[]) => {
   const others = MODEL_NAMES.filter((name) => !runnable.includes(name));
   return others.length === 0
     ? ''
-    : ` The API reference's other names (${others.join(', ')}) are known and answer 422 \`model_unavailable\` with the reason (a foundation model until its exported weights are installed, see the README).`;
+    : ` The API reference's other names (${others.join(', ')}) are known and answer 422 \`model_unavailable\` with the reason (a foundation model until its exported weights are installed, see docs/foundation-models.md).`;
 };
 
 /**

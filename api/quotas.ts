@@ -5,7 +5,7 @@ import { QUOTA_NAMES, type QuotaConfig, type Quotas } from '../config.ts';
 import { HttpError } from './problem.ts';
 
 /**
- * Per-principal quotas (README, "Limits and quotas"): what one principal may ask of the service
+ * Per-principal quotas (docs/operations.md, "Limits and quotas"): what one principal may ask of the service
  * at once. Size quotas are refused with 413 before anything is stored or run, the concurrent-jobs
  * quota with 429; every refusal is `quota_exceeded` with a `limit` member naming the quota and its
  * value for the caller. A value of 0 is no limit.

@@ -1,7 +1,7 @@
 /**
  * `npm start`: the service. Reads the configuration once and wires the HTTP API, Temporal (an
  * existing cluster, or the embedded dev server), the job store, the engine and, unless
- * RUN_WORKER=false, an in-process job worker. SIGINT or SIGTERM drains it (README, Shutdown).
+ * RUN_WORKER=false, an in-process job worker. SIGINT or SIGTERM drains it (docs/operations.md, "Shutdown").
  */
 import { createJobWorker } from '../activities/worker.ts';
 import { JobService } from '../api/jobs/job-service.ts';

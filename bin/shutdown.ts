@@ -2,7 +2,7 @@ import { Runtime, type Worker } from '@temporalio/worker';
 import type { FastifyInstance } from 'fastify';
 
 /**
- * Graceful shutdown of the service's processes (README, Shutdown). The first SIGINT or SIGTERM
+ * Graceful shutdown of the service's processes (docs/operations.md, "Shutdown"). The first SIGINT or SIGTERM
  * runs the process's drain: stop taking work, finish what is in flight within SHUTDOWN_GRACE,
  * hand back what cannot finish, stop the parts in order, exit 0. A second signal, or a drain
  * still running long past the grace, exits 1 at once; the jobs' state is in Temporal and the job

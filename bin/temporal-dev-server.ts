@@ -154,7 +154,7 @@ export async function startDevServer(options: {
     options.namespace,
   ];
   // Its own process group: a Ctrl-C in the terminal reaches the service alone, which drains its
-  // worker while Temporal still answers and stops the dev server last (README, Shutdown).
+  // worker while Temporal still answers and stops the dev server last (docs/operations.md, "Shutdown").
   const child = spawn(options.cliPath, args, { stdio: ['ignore', 'ignore', 'inherit'], detached: true });
   // However the service ends short of SIGKILL (a forced exit, an uncaught error), the dev server does not outlive it.
   const stopOnExit = () => child.exitCode === null && child.signalCode === null && child.kill('SIGTERM');

@@ -1,8 +1,8 @@
 /**
  * `npm run worker`: one more worker process for forecast jobs, on this machine or another. It
- * needs the Temporal address and the job store the API uses (README, scale-out). SIGINT or
+ * needs the Temporal address and the job store the API uses (docs/operations.md, "Jobs, workers and scale-out"). SIGINT or
  * SIGTERM stops it polling; its running chunks finish within SHUTDOWN_GRACE or go back to Temporal,
- * which retries them on another worker (README, Shutdown).
+ * which retries them on another worker (docs/operations.md, "Shutdown").
  */
 import { createJobWorker } from '../activities/worker.ts';
 import { loadConfig } from '../config.ts';

@@ -3,7 +3,7 @@ import type { Metrics } from './response-schema.ts';
 /**
  * Accuracy metrics over the forecast steps whose true value is known.
  * Every metric is a finite number or null: a ratio whose denominator is zero is undefined.
- * Formulas are stated in the README ("Metrics").
+ * Formulas are stated in the docs/operations.md ("Metrics").
  */
 
 const finiteOrNull = (x: number): number | null => (Number.isFinite(x) ? x : null);

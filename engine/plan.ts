@@ -37,11 +37,12 @@ export function resolveSeasonLengths(request: ForecastRequest): readonly number[
   return Array.isArray(configured) ? configured : [configured];
 }
 
-/** What a local model reads from model_config beyond its season: mstl's trend model, aets's estimation. */
-function localModelOptions(request: ForecastRequest): Pick<ForecastTask, 'mstl' | 'ets'> {
+/** What a local model reads from model_config beyond its season: mstl's trend model, aets's estimation, aarima's approximation. */
+function localModelOptions(request: ForecastRequest): Pick<ForecastTask, 'mstl' | 'ets' | 'arima'> {
   const config = request.model_config;
   if (config?.model === 'mstl') return { mstl: { trendModel: config.config.trend_model } };
   if (config?.model === 'aets') return { ets: { estimation: config.config.estimation } };
+  if (config?.model === 'aarima') return { arima: { approximation: config.config.approximation } };
   return {};
 }
 

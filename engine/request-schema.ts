@@ -117,7 +117,20 @@ const aetsConfig = z.strictObject({
     season_length: SeasonLength.default(null),
     estimation: z.enum(['statsforecast', 'r']).default('statsforecast').meta({
       description:
-        "How each candidate model is estimated. `statsforecast` (default): as statsforecast's AutoETS (a bounded Nelder-Mead that stops early, seasonal models at any period, 52 weeks included), which forecasts better on M3 and M4 (README, choosing a model). `r`: exactly R forecast's `ets()` (seasonality above period 24 ignored).",
+        "How each candidate model is estimated. `statsforecast` (default): as statsforecast's AutoETS (a bounded Nelder-Mead that stops early, seasonal models at any period, 52 weeks included), which forecasts better on M3 and M4 (docs/models.md). `r`: exactly R forecast's `ets()` (seasonality above period 24 ignored).",
+    }),
+    ...intervalSettings,
+  }),
+});
+
+/** aarima: its season, its quantiles, and whether the search may compare candidates approximately. */
+const aarimaConfig = z.strictObject({
+  model: z.literal('aarima'),
+  config: z.strictObject({
+    season_length: SeasonLength.default(null),
+    approximation: z.enum(['auto', 'off']).default('auto').meta({
+      description:
+        "R auto.arima()'s `approximation`. `auto` (default, R's): on long or high-frequency series (over 150 observations, or a period over 12) the stepwise search compares candidates by their conditional-sum-of-squares fit and fits only the chosen one by maximum likelihood. `off` (R's `approximation = FALSE`, as statsforecast's AutoARIMA runs): every candidate is compared by its maximum-likelihood AICc: about three times slower on such series (docs/models.md).",
     }),
     ...intervalSettings,
   }),
@@ -167,7 +180,7 @@ const ensembleConfig = z.strictObject({
 
 export const ModelConfig = z
   .discriminatedUnion('model', [
-    localModelConfig('aarima', null),
+    aarimaConfig,
     aetsConfig,
     localModelConfig('ces', null),
     ensembleConfig,

@@ -35,7 +35,9 @@ function regressors(task: ForecastTask): { fit: Regressors; future: Float64Array
 /**
  * `aarima`: automatic ARIMA as R's forecast::auto.arima(y) with its defaults (stepwise search,
  * AICc, KPSS / seasonal-strength differencing, drift or mean when allowed), forecast as
- * forecast.Arima does: Kalman-filter mean and variance, Gaussian quantiles.
+ * forecast.Arima does: Kalman-filter mean and variance, Gaussian quantiles. With
+ * model_config approximation "off", as auto.arima(y, approximation = FALSE): every candidate's
+ * AICc from its maximum-likelihood fit, as statsforecast's AutoARIMA also searches.
  */
 export function autoArimaForecast(task: ForecastTask): ForecastOutput {
   const y = task.history;
@@ -43,7 +45,9 @@ export function autoArimaForecast(task: ForecastTask): ForecastOutput {
   const xreg = regressors(task);
   let model;
   try {
-    model = autoArima(y, { m: task.seasonLength, xreg: xreg?.fit ?? null });
+    // undefined: R's rule (by length and period); statsforecast's AutoARIMA passes False.
+    const approximation = task.arima?.approximation === 'off' ? false : undefined;
+    model = autoArima(y, { m: task.seasonLength, xreg: xreg?.fit ?? null, approximation });
   } catch (err) {
     // R stops on these too ("Not enough data to proceed", "No suitable ARIMA model found",
     // "xreg is rank deficient").

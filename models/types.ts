@@ -61,6 +61,12 @@ export interface ForecastTask {
   readonly seasonLengths?: readonly number[];
   /** aets's estimation (model_config estimation): statsforecast's AutoETS (the default) or R's ets(). */
   readonly ets?: { readonly estimation: 'statsforecast' | 'r' };
+  /**
+   * aarima's search (model_config approximation): `auto` as R's auto.arima decides (candidates
+   * compared by their CSS fit on long or high-frequency series), `off` every candidate by its
+   * maximum-likelihood fit (R's approximation = FALSE; statsforecast's AutoARIMA does so).
+   */
+  readonly arima?: { readonly approximation: 'auto' | 'off' };
   /** mstl's model for the deseasonalised series (model_config trend_model; default aets). */
   readonly mstl?: { readonly trendModel: 'aets' | 'aarima' };
   /** Position of the task's series in the request: tasks of one series share it. */

@@ -15,7 +15,7 @@
  *
  * Results are partitioned hive-style (`job_id=<id>`), so one DuckDB query with
  * `hive_partitioning = true` over every job's predictions parts reads them all, the job id a
- * column (README, "Results for analysts").
+ * column (docs/operations.md, "Results for analysts").
  */
 export const JOBS = 'jobs';
 export const jobKey = (jobId: string) => `${JOBS}/${jobId}`;

@@ -19,7 +19,7 @@ export type Cell = string | number | boolean | null;
 const finiteOrNull = (value: unknown): number | null => (typeof value === 'number' && Number.isFinite(value) ? value : null);
 
 /**
- * The stable API's metrics (README "Metrics"), with T = every scored step of the job: pooled,
+ * The stable API's metrics (docs/operations.md, "Metrics"), with T = every scored step of the job: pooled,
  * not an average of per-forecast values, so a long series weighs by its steps. CRPS is the
  * quantile-loss approximation over the job's quantile levels; null without levels.
  */

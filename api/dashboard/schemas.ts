@@ -50,7 +50,7 @@ export const LeaderboardResponse = z
   .meta({
     id: 'Leaderboard',
     description:
-      "Each job's model ranked by accuracy pooled over every scored step (README Metrics, with T = all the job's scored steps), computed by DuckDB from the jobs' prediction Parquet.",
+      "Each job's model ranked by accuracy pooled over every scored step (docs/operations.md, Metrics, with T = all the job's scored steps), computed by DuckDB from the jobs' prediction Parquet.",
   });
 
 const Cell = z.union([z.string(), z.number(), z.boolean(), z.null()]);
@@ -61,7 +61,7 @@ export const MetricsPageResponse = z
     total: z.int().meta({ description: 'Rows matching (all forecasts, or those of `series_index`).' }),
     offset: z.int(),
     limit: z.int(),
-    columns: z.array(z.string()).meta({ description: "The metrics Parquet's columns (README, Results for analysts)." }),
+    columns: z.array(z.string()).meta({ description: "The metrics Parquet's columns (docs/operations.md, Results for analysts)." }),
     rows: z.array(z.record(z.string(), Cell)).meta({ description: 'One row per forecast; timestamps as ISO 8601 in UTC.' }),
   })
   .meta({ id: 'JobMetricsPage' });

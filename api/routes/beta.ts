@@ -47,7 +47,7 @@ export async function betaRoutes(app: FastifyInstance, opts: BetaRouteOptions): 
   app.addContentTypeParser('*', (_request, _payload, done) => done(null));
   await app.register(multipart);
 
-  // DATA_DIR may be shared by several processes (README, scale-out): only clearly abandoned
+  // DATA_DIR may be shared by several processes (docs/operations.md, "Jobs, workers and scale-out"): only clearly abandoned
   // uploads are swept at start-up.
   await removeStaleUploads(opts.dataDir);
   let db = opts.db;

@@ -1,5 +1,5 @@
 /**
- * How the `forecast` CLI ends: the exit codes it documents (README, "Command line") and the
+ * How the `forecast` CLI ends: the exit codes it documents (docs/dashboard-and-cli.md, "Command line") and the
  * failures it reports in a few lines instead of a stack trace.
  */
 

@@ -6,7 +6,7 @@ import { jobCommands } from './jobs.ts';
 import { keysCommands } from './keys.ts';
 import { submitCommand } from './submit.ts';
 
-/** The `forecast` command line (README, "Command line"): jobs over the stable API, and API keys. */
+/** The `forecast` command line (docs/dashboard-and-cli.md, "Command line"): jobs over the stable API, and API keys. */
 export function buildProgram(config: ClientConfig): Command {
   const program = new Command('forecast')
     .description('Submit long-format files (unique_id, ds, y) as forecast jobs, follow them and download their results.')
@@ -23,7 +23,7 @@ export function buildProgram(config: ClientConfig): Command {
   return program;
 }
 
-/** Runs the command line; returns the exit code (README: 1 the service or the job failed, 2 wrong usage or input). */
+/** Runs the command line; returns the exit code (docs/dashboard-and-cli.md: 1 the service or the job failed, 2 wrong usage or input). */
 export async function runCli(argv: string[], config: ClientConfig): Promise<number> {
   try {
     await buildProgram(config).parseAsync(argv);

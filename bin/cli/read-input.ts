@@ -9,7 +9,7 @@ import { parseTargetCell, parseTimestampCell, SeriesCollector, type LongFormatCo
 
 /**
  * Reads a long-format file, CSV (optionally gzipped) or Parquet, row by row into series. Columns
- * other than the three are not sent: the caller hears which (README, "Command line": extra
+ * other than the three are not sent: the caller hears which (docs/dashboard-and-cli.md, "Command line": extra
  * columns are ignored, since files often carry an index or covariates the stable API takes in
  * another shape).
  */

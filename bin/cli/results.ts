@@ -7,7 +7,7 @@ import { ApiError, CliError } from './errors.ts';
 
 /**
  * A completed job's results, downloaded into a folder as the service exports them
- * (`predictions.parquet`, `metrics.parquet`; README, "Results for analysts"), with each row's
+ * (`predictions.parquet`, `metrics.parquet`; docs/operations.md, "Results for analysts"), with each row's
  * `unique_id` put first when the series' ids are known: the service numbers series by their
  * place in the request (`series_index`), and the CLI sent them in unique_id order.
  */

@@ -43,7 +43,7 @@ export async function openBetaDatabase(options: BetaDatabaseOptions): Promise<Du
 
 /**
  * The beta database of one process, spilling under DATA_DIR. DATA_DIR may be shared by several
- * processes (README, scale-out): each keeps its spill files in a folder of its own, removed on close.
+ * processes (docs/operations.md, "Jobs, workers and scale-out"): each keeps its spill files in a folder of its own, removed on close.
  */
 export async function openProcessBetaDatabase(
   dataDir: string,

@@ -7,7 +7,7 @@ import { DURATION_HELP, DURATION_PATTERN, duration, durationProblem, parseDurati
  * the rules between fields (query-rules.ts) to make the one schema that validates the `query`
  * part, types the engine and generates the OpenAPI document. Objects are strict, as in the
  * stable API: an unknown property is a typo the caller wants to hear about. Forms the reference
- * leaves open are fixed here and listed in the README (Beta API).
+ * leaves open are fixed here and listed in docs/api.md ("Beta API").
  */
 
 export const DurationText = z

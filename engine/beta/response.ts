@@ -48,7 +48,8 @@ export const BetaResponse = z
       })
       .nullable()
       .meta({
-        description: 'One entry per (series, cutoff) whose forecast has known actuals; null when none has. Formulas as in the stable API (README, Metrics).',
+        description:
+          'One entry per (series, cutoff) whose forecast has known actuals; null when none has. Formulas as in the stable API (docs/operations.md, "Metrics").',
       }),
   })
   .meta({ id: 'BetaResponse' });

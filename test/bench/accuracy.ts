@@ -2,7 +2,7 @@
  * Accuracy benchmark on M4 Hourly and Weekly (datasets/): each model is fitted on every
  * series' train part, forecasts the M4 horizon, and is scored against the test part.
  *
- *   npm run bench -- accuracy [--dataset hourly|weekly|all] [--models naive,seasonal-naive,aets,aarima,theta,ces,mstl,svc-global,ensemble]
+ *   npm run bench -- accuracy [--dataset hourly|weekly|all] [--models naive,seasonal-naive,aets,aarima,aarima-exact,theta,ces,mstl,svc-global,ensemble]
  *                             [--limit N] [--every K] [--no-r] [--no-statsforecast] [--r-cache DIR] [--json FILE]
  *
  * Scores per dataset and model: mean sMAPE (%) and mean MASE (M4 definitions, test/bench/m4-scores.ts),
@@ -64,6 +64,13 @@ const MODELS: Record<string, ModelSpec> = {
   aarima: {
     seasonLength: (s) => s.seasonLength,
     load: () => loadOptional('aarima.ts', 'aarima'),
+    peers: { R: 'auto.arima', statsforecast: 'AutoARIMA' },
+  },
+  // aarima without R's approximation (model_config approximation "off"), as statsforecast's AutoARIMA searches.
+  'aarima-exact': {
+    seasonLength: (s) => s.seasonLength,
+    load: () => loadOptional('aarima.ts', 'aarima'),
+    options: { arima: { approximation: 'off' } },
     peers: { R: 'auto.arima', statsforecast: 'AutoARIMA' },
   },
   theta: { seasonLength: (s) => s.seasonLength, load: () => loadOptional('theta.ts', 'theta'), peers: { statsforecast: 'AutoTheta' } },

@@ -27,7 +27,7 @@ function freePort(): Promise<number> {
 const groups: number[] = [];
 const dataDirs: string[] = [];
 afterAll(() => {
-  // Each server is a process group; the dev server it started has a group of its own (README, Shutdown).
+  // Each server is a process group; the dev server it started has a group of its own (docs/operations.md, "Shutdown").
   dataDirs.forEach(killDevServer);
   for (const pid of groups) {
     try {

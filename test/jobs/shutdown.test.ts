@@ -22,7 +22,7 @@ import {
 import { startTestTemporal, until } from './temporal-env.ts';
 
 /**
- * Graceful shutdown with real processes (README, Shutdown): `npm start`'s entry with its embedded
+ * Graceful shutdown with real processes (docs/operations.md, "Shutdown"): `npm start`'s entry with its embedded
  * Temporal dev server, and `npm run worker`'s beside an API-only service on a shared Temporal.
  */
 

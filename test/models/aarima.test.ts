@@ -55,6 +55,8 @@ interface Fixture {
   name: string;
   note: string;
   m: number;
+  /** auto.arima's approximation argument when the fixture set it (model_config approximation "off"). */
+  approximation?: boolean;
   y: number[];
   auto?: RFit;
   auto_error?: string;
@@ -165,11 +167,11 @@ describe('auto.arima matches R', () => {
     it(`${fx.name}: ${fx.note}`, () => {
       const y = Float64Array.from(fx.y);
       if (fx.auto_error) {
-        expect(() => autoArima(y, { m: fx.m })).toThrow();
+        expect(() => autoArima(y, { m: fx.m, approximation: fx.approximation })).toThrow();
         return;
       }
       const r = fx.auto!;
-      const model = autoArima(y, { m: fx.m });
+      const model = autoArima(y, { m: fx.m, approximation: fx.approximation });
       if (r.constant) {
         expect(model.kind).toBe('constant');
       } else {

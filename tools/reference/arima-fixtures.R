@@ -56,16 +56,18 @@ fixed_fit <- function(y, order, seasonal, constant, method = "CSS-ML") {
   c(list(order = I(order), seasonal = I(seasonal), constant = constant, method = method), describe_fit(fit))
 }
 
-make_fixture <- function(name, y, m, fixed = list(), h = NULL, note = "") {
+make_fixture <- function(name, y, m, fixed = list(), h = NULL, note = "", approximation = NULL) {
   y <- ts(as.numeric(y), frequency = m)
   if (is.null(h)) h <- if (m > 1) 2 * m else 12
   t0 <- proc.time()[["elapsed"]]
   res <- tryCatch({
-    fit <- auto.arima(y)
+    # approximation NULL: auto.arima's own rule (n > 150 or m > 12).
+    fit <- if (is.null(approximation)) auto.arima(y) else auto.arima(y, approximation = approximation)
     list(ok = TRUE, fit = fit)
   }, error = function(e) list(ok = FALSE, error = conditionMessage(e)))
   elapsed <- proc.time()[["elapsed"]] - t0
   out <- list(name = name, note = note, m = m, y = I(as.numeric(y)), r_seconds = elapsed)
+  if (!is.null(approximation)) out$approximation <- approximation
   # The differencing tests on their own (NA where R would not run them).
   out$tests <- list(
     is_constant = is.constant(y),
@@ -156,6 +158,13 @@ make_fixture("short-n3", c(3.1, 4.2, 3.8), 1, note = "n = 3 (AIC instead of AICc
 make_fixture("short-n2", c(3.1, 4.2), 1, note = "n = 2")
 make_fixture("short-n1", c(3.1), 1, note = "n = 1: a constant series")
 make_fixture("short-n4-m24", c(3.1, 4.2, 3.8, 5.0), 24, note = "n = 4, m = 24")
+# approximation = FALSE (model_config approximation "off"): every candidate by its ML fit, on
+# series long enough (n > 150) that auto.arima would otherwise approximate.
+set.seed(23)
+make_fixture("exact-monthly-n180", 50 + 0.2 * (1:180) + 8 * sin(2 * pi * (1:180) / 12) + 0.8 * cumsum(rnorm(180)) + rnorm(180, sd = 1.5), 12,
+             note = "n = 180, m = 12, approximation = FALSE", approximation = FALSE)
+make_fixture("exact-daily-n200", 50 + 0.1 * (1:200) + 5 * sin(2 * pi * (1:200) / 7) + 0.8 * cumsum(rnorm(200)) + rnorm(200, sd = 1.5), 7,
+             note = "n = 200, m = 7, approximation = FALSE", approximation = FALSE)
 
 # Regression with ARIMA errors: two regressors, fixed-order fit (the estimator with xreg,
 # including the rotation of several regressors onto their principal axes) and the search.

@@ -14,6 +14,8 @@ export interface ModelSpec {
   /** Every seasonal period, for a model that takes several (mstl). */
   readonly seasonLengths?: (s: M4Series) => number[];
   readonly load: () => Promise<Loaded>;
+  /** What the model reads beyond its season (model_config settings, e.g. aarima's estimation). */
+  readonly options?: Pick<ForecastTask, 'arima' | 'ets'>;
   /** Each peer's method this model is measured against, by peer name ("R", "statsforecast"). */
   readonly peers?: Readonly<Record<string, string>>;
 }
@@ -50,6 +52,7 @@ export function runModel(
       quantiles: QUANTILE_GRID,
       seasonLength: spec.seasonLength(s),
       ...(spec.seasonLengths && { seasonLengths: spec.seasonLengths(s) }),
+      ...spec.options,
     };
     let out: ForecastOutput | undefined;
     let error: string | null = null;

@@ -95,7 +95,7 @@ export async function startService(dir: string, options: { modelThreads: number;
   const child = startNode('bin/server.ts', [], env, log, flags);
   const url = `http://127.0.0.1:${port}`;
   const stop = async () => {
-    // SIGTERM drains the service (README, Shutdown) and lets --cpu-prof write its profile.
+    // SIGTERM drains the service (docs/operations.md, "Shutdown") and lets --cpu-prof write its profile.
     child.kill('SIGTERM');
     await waitForExit(child, 60_000);
     await temporal.stop();
