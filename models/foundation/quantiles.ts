@@ -73,7 +73,8 @@ export function mapQuantileSteps(
   const channels = levels.map((_, k) => channel(k));
   for (let t = 0; t < horizon; t++) {
     for (let k = 0; k < levels.length; k++) atStep[k] = channels[k][t];
-    mapQuantiles(levels, atStep, query, mapped);
+    // mapQuantiles' rule, sorting the scratch row in place instead of a copy.
+    interpolate(levels, sortIncreasing(atStep), query, mapped);
     for (let i = 0; i < query.length; i++) out[i][t] = mapped[i];
   }
   return out;
@@ -81,7 +82,28 @@ export function mapQuantileSteps(
 
 /** The values in increasing order, sorted in place; a trained model's usually are already. */
 function increasing<T extends ArrayLike<number>>(values: T): T | Float64Array {
-  for (let i = 1; i < values.length; i++) if (values[i] < values[i - 1]) return new Float64Array(values as ArrayLike<number>).sort();
+  for (let i = 1; i < values.length; i++) if (values[i] < values[i - 1]) return sortIncreasing(new Float64Array(values as ArrayLike<number>));
+  return values;
+}
+
+/**
+ * `values.sort()` in place, by insertion: a model's quantiles at one step are few and nearly in
+ * order, where this is several times faster than the typed array's sort (measured on TimesFM
+ * 2.0's crossing channels, `npm run bench -- onnx`). With a NaN among them the typed array's sort
+ * (NaN last) is used, so the result is the same in every case.
+ */
+function sortIncreasing(values: Float64Array): Float64Array {
+  for (let i = 1; i < values.length; i++) {
+    const v = values[i];
+    if (Number.isNaN(v)) return values.sort();
+    let j = i - 1;
+    while (j >= 0 && values[j] > v) {
+      values[j + 1] = values[j];
+      j--;
+    }
+    values[j + 1] = v;
+  }
+  if (values.length > 0 && Number.isNaN(values[0])) return values.sort();
   return values;
 }
 

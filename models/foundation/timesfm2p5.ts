@@ -37,7 +37,16 @@ export type TimesFMForecast = ChannelForecast;
 
 /** timesfm_2p5_base.strip_leading_nans then linear_interpolation (np.interp, flat at the ends). */
 export function fillMissing(history: Float64Array): Float64Array {
-  if (!history.some(Number.isNaN)) return history.slice(); // the common case, in one pass
+  // The common case, in one plain pass (a loop: `some` with a callback per value costs several
+  // times more on long histories).
+  let complete = true;
+  for (let i = 0; i < history.length; i++) {
+    if (Number.isNaN(history[i])) {
+      complete = false;
+      break;
+    }
+  }
+  if (complete) return history.slice();
   let first = history.findIndex((v) => !Number.isNaN(v));
   if (first < 0) first = 0; // all missing: argmax of an all-false mask is 0
   const value = history.slice(first);

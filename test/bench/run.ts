@@ -29,7 +29,10 @@ const BENCHMARKS: Record<string, readonly [summary: string, load: () => Promise<
     () => import('./arima-speed.ts'),
   ],
   refit: ['a backtest of 20 creation dates per series refitting every date against every n-th: speed-up and accuracy given up', () => import('./refit.ts')],
-  onnx: ['fixture foundation models on ONNX Runtime over M4 Hourly: series/s batched vs one at a time', () => import('./onnx.ts')],
+  onnx: [
+    'foundation models over M4 Hourly: our ONNX adapters against the reference PyTorch pipelines on the CPU, series/s and ratio',
+    () => import('./onnx.ts'),
+  ],
   load: [
     '64 clients for 60 s (small sync forecasts, job submissions, polls) while a large job runs: 5xx, p99; POST /forecast req/s vs Fastify hello-world',
     () => import('./load.ts'),
