@@ -130,7 +130,7 @@ const aarimaConfig = z.strictObject({
     season_length: SeasonLength.default(null),
     approximation: z.enum(['auto', 'off']).default('auto').meta({
       description:
-        "R auto.arima()'s `approximation`. `auto` (default, R's): on long or high-frequency series (over 150 observations, or a period over 12) the stepwise search compares candidates by their conditional-sum-of-squares fit and fits only the chosen one by maximum likelihood. `off` (R's `approximation = FALSE`, as statsforecast's AutoARIMA runs): every candidate is compared by its maximum-likelihood AICc: about three times slower on such series (docs/models.md).",
+        "R auto.arima()'s `approximation`. `auto` (default, R's): on long or high-frequency series (over 150 observations, or a period over 12) the stepwise search compares candidates by their conditional-sum-of-squares fit and fits only the chosen one by maximum likelihood. `off` (R's `approximation = FALSE`, as statsforecast's AutoARIMA runs): every candidate is compared by its maximum-likelihood AICc: about five times the CPU time on such series (docs/models.md).",
     }),
     ...intervalSettings,
   }),

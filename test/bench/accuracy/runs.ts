@@ -14,7 +14,7 @@ export interface ModelSpec {
   /** Every seasonal period, for a model that takes several (mstl). */
   readonly seasonLengths?: (s: M4Series) => number[];
   readonly load: () => Promise<Loaded>;
-  /** What the model reads beyond its season (model_config settings, e.g. aarima's estimation). */
+  /** What the model reads beyond its season (model_config settings, e.g. aarima's approximation). */
   readonly options?: Pick<ForecastTask, 'arima' | 'ets'>;
   /** Each peer's method this model is measured against, by peer name ("R", "statsforecast"). */
   readonly peers?: Readonly<Record<string, string>>;
