@@ -178,26 +178,33 @@ def register_export_rules() -> None:
     torch.onnx.register_custom_op_symbolic("aten::scaled_dot_product_attention", attention, OPSET)
 
 
-def export(module: Any, out_dir: Path, version: str, source: str, max_context: int) -> Path:
-    if max_context % module.patch_size != 0:
-        raise SystemExit(f"--max-context must be a multiple of the patch size {module.patch_size}")
-    folder = ensure_dir(out_dir / MODEL_NAME)
-    wrapper = OnnxForward(module).eval()
+def export_graph(wrapper: torch.nn.Module, module: Any, folder: Path, output: str, name: str) -> None:
+    """Traces `wrapper` on example inputs of `module` into folder/ONNX_FILE, with the packed
+    inputs' rows and tokens, the read tokens and the output's rows and reads dynamic (the
+    TorchScript exporter of torch 2.4, with our export rules); shared by moirai-2 and moirai-moe."""
     example = example_inputs(module, 3, 6, np.random.RandomState(3))
     dynamic = {k: {0: "rows", 1: "tokens"} for k in INPUTS[:-1]}
     dynamic["read_tokens"] = {0: "reads"}
-    dynamic["preds"] = {0: "rows", 1: "reads"}
+    dynamic[output] = {0: "rows", 1: "reads"}
     started = time.time()
     register_export_rules()
     raw = folder / "model.raw.onnx"
     with torch.no_grad():
         torch.onnx.export(
             wrapper, tuple(torch.from_numpy(example[k]) for k in INPUTS), str(raw),
-            input_names=INPUTS, output_names=["preds"], dynamic_axes=dynamic, opset_version=OPSET,
+            input_names=INPUTS, output_names=[output], dynamic_axes=dynamic, opset_version=OPSET,
         )
     clean_onnx(raw, folder / ONNX_FILE)
     raw.unlink()
-    print(f"exported {MODEL_NAME} in {time.time() - started:.0f} s")
+    print(f"exported {name} in {time.time() - started:.0f} s")
+
+
+def export(module: Any, out_dir: Path, version: str, source: str, max_context: int) -> Path:
+    if max_context % module.patch_size != 0:
+        raise SystemExit(f"--max-context must be a multiple of the patch size {module.patch_size}")
+    folder = ensure_dir(out_dir / MODEL_NAME)
+    wrapper = OnnxForward(module).eval()
+    export_graph(wrapper, module, folder, "preds", MODEL_NAME)
     check_onnx(wrapper, folder / ONNX_FILE)
     return write_manifest(folder, {
         "model": MODEL_NAME,

@@ -19,15 +19,14 @@ variate_id, prediction_mask, read_tokens), and
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
-from common import ONNX_FILE, clean_onnx, ensure_dir, package_versions, randomize_, write_manifest
-from moirai2 import INPUTS, OPSET, example_inputs, register_export_rules
+from common import ONNX_FILE, ensure_dir, package_versions, randomize_, write_manifest
+from moirai2 import example_inputs, export_graph
 
 MODEL_NAME = "moirai-moe"
 COMPONENTS = ["student_t", "normal_fixed_scale", "negative_binomial", "log_normal"]
@@ -190,21 +189,7 @@ def export(module: Any, out_dir: Path, version: str, source: str, max_context: i
     folder = ensure_dir(out_dir / MODEL_NAME)
     wrapper = OnnxForward(with_routed_experts(module)).eval()
     module.patch_size = patch  # example_inputs reads it
-    example = example_inputs(module, 3, 6, np.random.RandomState(3))
-    dynamic = {k: {0: "rows", 1: "tokens"} for k in INPUTS[:-1]}
-    dynamic["read_tokens"] = {0: "reads"}
-    dynamic["params"] = {0: "rows", 1: "reads"}
-    started = time.time()
-    register_export_rules()
-    raw = folder / "model.raw.onnx"
-    with torch.no_grad():
-        torch.onnx.export(
-            wrapper, tuple(torch.from_numpy(example[k]) for k in INPUTS), str(raw),
-            input_names=INPUTS, output_names=["params"], dynamic_axes=dynamic, opset_version=OPSET,
-        )
-    clean_onnx(raw, folder / ONNX_FILE)
-    raw.unlink()
-    print(f"exported {MODEL_NAME} in {time.time() - started:.0f} s")
+    export_graph(wrapper, module, folder, "params", MODEL_NAME)
     check_onnx(module, folder / ONNX_FILE)
     return write_manifest(folder, {
         "model": MODEL_NAME,
