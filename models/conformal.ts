@@ -22,8 +22,11 @@
  * observation to train on) and at least 2 are required. More windows calibrate better, at one
  * fit each.
  */
-import { sortedQuantile, type QuantilePositions } from './empirical-quantile.ts';
+import { sortedQuantile } from './empirical-quantile.ts';
 import { ModelInputError, type ForecastOutput, type ForecastTask } from './types.ts';
+
+/** How scores become quantiles: statsforecast's rule (`linear`) or the service's (`unbiased`, above). */
+export type ConformalRule = 'linear' | 'unbiased';
 
 /**
  * The model's mean forecast with conformal quantiles at the task's levels. `forecast` is the
@@ -33,7 +36,7 @@ export function conformalForecast(
   forecast: (task: ForecastTask) => ForecastOutput,
   task: ForecastTask,
   requestedWindows: number,
-  positions: QuantilePositions = 'unbiased',
+  positions: ConformalRule = 'unbiased',
 ): ForecastOutput {
   const { history, horizon } = task;
   const n = history.length;
@@ -63,7 +66,7 @@ export function conformalQuantiles(
   mean: Float64Array,
   scores: readonly Float64Array[],
   levels: readonly number[],
-  positions: QuantilePositions = 'unbiased',
+  positions: ConformalRule = 'unbiased',
 ): Float64Array[] {
   if (positions === 'unbiased') {
     const sorted = scores.map((s) => Float64Array.from(s).sort());
@@ -77,7 +80,7 @@ export function conformalQuantiles(
     });
     return both.sort();
   });
-  return levels.map((level) => mean.map((m, j) => m + sortedQuantile(offsets[j], level, positions)));
+  return levels.map((level) => mean.map((m, j) => m + sortedQuantile(offsets[j], level)));
 }
 
 /**
