@@ -1,3 +1,4 @@
+import { horizonOutOfRange } from '../models/foundation/horizon-range.ts';
 import { availableModels, modelEntry, MODEL_NAMES, whyUnavailable, type ModelEntry } from '../models/registry.ts';
 import type { CovariateKind as ModelCovariateKind, ModelSettings } from '../models/types.ts';
 import { resolveCovariates, type CovariateGenerator } from './covariates/generator.ts';
@@ -53,12 +54,28 @@ export interface ValidatedForecast {
  */
 export function validateForecast(settings: EngineSettings, request: ForecastRequest, modelName: string): ValidatedForecast {
   const model = requireRunnableModel(modelName, settings.models);
-  return { model, covariates: checkRequestAgainstModel(request, model, settings.floatSourcesDir) };
+  return { model, covariates: checkRequestAgainstModel(request, model, settings) };
+}
+
+/**
+ * The refusal of a horizon the installed model cannot forecast (its graph bounds it), at the
+ * request's own field: checked here so that nothing runs (a job is refused at submission).
+ */
+export function horizonOutOfRangeField(model: ModelEntry, settings: ModelSettings, horizon: number, path: FieldPath): FieldError | null {
+  const range = model.horizonRange?.(settings);
+  const problem = range ? horizonOutOfRange(model.name, range, horizon) : null;
+  return problem ? requestField(path, problem) : null;
 }
 
 /** The request's errors against its model (thrown together), else its generated covariates. */
-export function checkRequestAgainstModel(request: ForecastRequest, model: ModelEntry, floatSourcesDir: string): CovariateGenerator | null {
+export function checkRequestAgainstModel(
+  request: ForecastRequest,
+  model: ModelEntry,
+  settings: Pick<EngineSettings, 'models' | 'floatSourcesDir'>,
+): CovariateGenerator | null {
   const errors: FieldError[] = [];
+  const horizon = horizonOutOfRangeField(model, settings.models, request.horizon, ['horizon']);
+  if (horizon) errors.push(horizon);
   const supports = (kind: ModelCovariateKind) => model.capabilities.covariates.includes(kind);
   let covariates: CovariateGenerator | null = null;
 
@@ -72,7 +89,7 @@ export function checkRequestAgainstModel(request: ForecastRequest, model: ModelE
       request.covariates.forEach((c, k) => {
         if (c.type === 'forex' && !supports('historical')) errors.push(unusedCovariate(model, ['covariates', k], 'historical'));
       });
-      const resolved = resolveCovariates(request, floatSourcesDir);
+      const resolved = resolveCovariates(request, settings.floatSourcesDir);
       errors.push(...resolved.errors);
       covariates = resolved.generator;
     }

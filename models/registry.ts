@@ -1,3 +1,4 @@
+import { installedHorizonRange, type HorizonRange } from './foundation/horizon-range.ts';
 import { inspectModel, type FoundationName } from './foundation/store.ts';
 import type { CovariateKind, GlobalModel, LocalModel, ModelCapabilities, ModelSettings } from './types.ts';
 
@@ -22,6 +23,8 @@ export interface ModelEntry {
    * missing or wrong and where it goes (models/foundation/store.ts).
    */
   readonly installed?: (settings: ModelSettings) => string | null;
+  /** The horizons the installed model can forecast, where its graph bounds them (models/foundation/horizon-range.ts). */
+  readonly horizonRange?: (settings: ModelSettings) => HorizonRange | null;
 }
 
 const NONE: readonly CovariateKind[] = [];
@@ -101,6 +104,7 @@ const ENTRIES: ModelEntry[] = [
     capabilities: foundation(['historical', 'future', 'generated'], 'covariates'),
     loadGlobal: async (settings) => (await import('./foundation/moirai2.ts')).moirai2Model(settings),
     installed: installedFoundation('moirai-2'),
+    horizonRange: (settings) => installedHorizonRange('moirai-2', settings.modelsDir),
   },
   {
     // As moirai-2: past-only and known-future covariates are extra variates of the reference's
@@ -109,6 +113,7 @@ const ENTRIES: ModelEntry[] = [
     capabilities: foundation(['historical', 'future', 'generated'], 'covariates'),
     loadGlobal: async (settings) => (await import('./foundation/moirai-moe.ts')).moiraiMoEModel(settings),
     installed: installedFoundation('moirai-moe'),
+    horizonRange: (settings) => installedHorizonRange('moirai-moe', settings.modelsDir),
   },
   { name: 'tabpfn-ts', capabilities: foundation([...FULL_EXOGENOUS, 'string', 'generated']), unavailableReason: NO_ADAPTER },
   {
@@ -142,6 +147,7 @@ const ENTRIES: ModelEntry[] = [
     capabilities: foundation(NONE, 'covariates'),
     loadGlobal: async (settings) => (await import('./foundation/toto.ts')).toto2Model(settings),
     installed: installedFoundation('toto-2'),
+    horizonRange: (settings) => installedHorizonRange('toto-2', settings.modelsDir),
   },
   {
     // Univariate, as the reference's covariate table (silent on it) and the reference itself: its
@@ -151,6 +157,7 @@ const ENTRIES: ModelEntry[] = [
     capabilities: foundation(NONE, 'covariates'),
     loadGlobal: async (settings) => (await import('./foundation/patchtst-fm.ts')).patchtstFMModel(settings),
     installed: installedFoundation('patchtst-fm'),
+    horizonRange: (settings) => installedHorizonRange('patchtst-fm', settings.modelsDir),
   },
   {
     // Univariate, as the reference's covariate table (silent on it) and the reference itself:
@@ -160,6 +167,7 @@ const ENTRIES: ModelEntry[] = [
     capabilities: foundation(NONE, 'covariates'),
     loadGlobal: async (settings) => (await import('./foundation/reverso.ts')).reversoModel(settings),
     installed: installedFoundation('reverso'),
+    horizonRange: (settings) => installedHorizonRange('reverso', settings.modelsDir),
   },
   // The earlier variant's model list (reference 9.3); none of these is served any more.
   ...['moirai', 'chronos', 'chronos-bolt', 'timesfm', 'time-moe'].map((name) => ({

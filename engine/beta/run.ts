@@ -3,12 +3,12 @@ import { MODEL_NAMES, modelEntry, type ModelEntry } from '../../models/registry.
 import type { ModelSettings } from '../../models/types.ts';
 import type { Engine } from '../engine.ts';
 import { invalidRequest, requestField, type FieldError } from '../errors.ts';
-import { requireRunnableModel } from '../model-checks.ts';
+import { horizonOutOfRangeField, requireRunnableModel } from '../model-checks.ts';
 import { quantileKey } from '../quantile-key.ts';
 import type { Metrics } from '../response-schema.ts';
 import { withConnection } from '../sql.ts';
 import { backtestSettings, dataSpan, noForecastRefusal, planForecasts, queryCutoffs, runBacktest, targetForecasts } from './backtest.ts';
-import { addDuration, isoDuration, isoTimestamp } from './duration.ts';
+import { addDuration, duration, isoDuration, isoTimestamp, wholeSteps } from './duration.ts';
 import { asMemoryRefusal } from './duckdb.ts';
 import { prepareSeries } from './prepare.ts';
 import { inputColumns, summariseRoles, type BetaQuery } from './query-fields.ts';
@@ -37,6 +37,8 @@ export interface BetaTimings {
  */
 export function checkBetaQueryAgainstModel(query: BetaQuery, modelName: string, settings: ModelSettings): ModelEntry {
   const model = requireRunnableModel(modelName, settings);
+  const horizon = horizonOutOfRangeField(model, settings, predictionSteps(query), ['prediction_length']);
+  if (horizon) throw invalidRequest('the query does not fit the chosen model', [horizon]);
   if (model.capabilities.covariates.includes('historical')) return model;
   const users = MODEL_NAMES.filter((n) => modelEntry(n)?.capabilities.covariates.includes('historical')).join(', ');
   const message = `model '${model.name}' does not use historical covariates; models that do: ${users}`;
@@ -47,6 +49,11 @@ export function checkBetaQueryAgainstModel(query: BetaQuery, modelName: string, 
   ];
   if (errors.length > 0) throw invalidRequest('the query does not fit the chosen model', errors);
   return model;
+}
+
+/** prediction_length in steps of the time column's frequency (the query's rules have checked both). */
+function predictionSteps(query: BetaQuery): number {
+  return wholeSteps(duration(query.prediction_length), duration(summariseRoles(inputColumns(query)).time[0][1].frequency))!;
 }
 
 export async function runBetaForecast(

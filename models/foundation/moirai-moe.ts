@@ -17,9 +17,9 @@
  *    random stream is not reproduced: these steps agree with the reference in distribution.
  */
 import type { ForecastOutput, GlobalModel, ModelSettings, ForecastTask } from '../types.ts';
-import { ModelInputError } from '../types.ts';
 import { layoutGroups, packSequence, runPacked, type MoiraiInput, type Sequence } from './moirai-common.ts';
 import { mixtureMean, mixtureQuantile, Sampler, uniforms } from './moirai-mixture.ts';
+import { requireHorizonInRange } from './horizon-range.ts';
 import { onnxModel, type Runner } from './session.ts';
 import type { MoiraiMoEManifest } from './store.ts';
 
@@ -106,11 +106,8 @@ export async function predictMoiraiMoE(
   const S = options.numSamples ?? m.num_samples;
   const scaleN = m.mixture.normal_scale;
   const pastTokens = m.context_length / P;
+  requireHorizonInRange('moirai-moe', m, horizon);
   const futureTokens = Math.ceil(horizon / P);
-  if (pastTokens + futureTokens > m.max_time_tokens) {
-    const most = (m.max_time_tokens - pastTokens) * P;
-    throw new ModelInputError(`moirai-moe forecasts at most ${most} steps with its context of ${m.context_length}; got ${horizon}`);
-  }
   const seqs = inputs.map((input) => packSequence(m, input, horizon));
   const first = await stepParams(run, m, seqs, pastTokens - 1);
   const out = inputs.map(() => ({ mean: new Float64Array(horizon), quantiles: levels.map(() => new Float64Array(horizon)) }));

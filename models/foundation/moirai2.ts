@@ -18,9 +18,9 @@
  * The point forecast is the 0.5 quantile, as gluonts' QuantileForecast.mean returns it.
  */
 import type { ForecastOutput, ForecastTask, GlobalModel, ModelSettings } from '../types.ts';
-import { ModelInputError } from '../types.ts';
 import { layoutGroups, moiraiInput, packSequence, runPacked, type MoiraiInput } from './moirai-common.ts';
 import { mapQuantileSteps } from './quantiles.ts';
+import { requireHorizonInRange } from './horizon-range.ts';
 import { onnxModel, type Runner } from './session.ts';
 import type { Moirai2Manifest } from './store.ts';
 
@@ -50,11 +50,8 @@ export async function predictMoirai2(run: Runner, m: Moirai2Manifest, inputs: re
   const Q = m.quantile_levels.length;
   const T = m.num_predict_token;
   const pastTokens = m.context_length / P;
+  requireHorizonInRange('moirai-2', m, horizon);
   const futureTokens = Math.ceil(horizon / P);
-  if (pastTokens + futureTokens > m.max_time_tokens) {
-    const most = (m.max_time_tokens - pastTokens) * P;
-    throw new ModelInputError(`moirai-2 forecasts at most ${most} steps with its context of ${m.context_length}; got ${horizon}`);
-  }
   const seqs = inputs.map((input) => packSequence(m, input, horizon));
   const width = T * Q * P;
   const readHead = (rows: typeof seqs, token: number) => runPacked(run, m, rows, token, 'preds', [width]);

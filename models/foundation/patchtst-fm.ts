@@ -24,6 +24,7 @@
  */
 import { ModelInputError, type ForecastOutput, type ForecastTask, type GlobalModel, type ModelSettings } from '../types.ts';
 import { mapQuantileSteps } from './quantiles.ts';
+import { requireHorizonInRange } from './horizon-range.ts';
 import { bool, float32, onnxModel, output, type Runner } from './session.ts';
 import type { PatchTSTFMManifest } from './store.ts';
 
@@ -43,16 +44,6 @@ const PATCHES_PER_CALL = 8192;
 
 /** The slots one pass reconstructs for a horizon (the reference's `fl`). */
 export const forecastSlots = (m: PatchTSTFMManifest, horizon: number): number => Math.max(horizon, m.min_forecast_length);
-
-/** Refuses a horizon that leaves no history in the window, naming the field and the limit. */
-export function checkHorizon(m: PatchTSTFMManifest, horizon: number): void {
-  if (!(Number.isInteger(horizon) && horizon >= 1 && horizon < m.context_length)) {
-    throw new ModelInputError(
-      `horizon ${horizon} is out of range for patchtst-fm: it forecasts at most ${m.context_length - 1} steps ` +
-        `(horizon below its context length ${m.context_length}, which holds the history and the forecast in one pass; the reference has no roll-out)`,
-    );
-  }
-}
 
 interface Row {
   /** The history kept in the window: its last context_length - slots values. */
@@ -132,7 +123,7 @@ export async function predictPatchTSTFM(
   histories: readonly Float64Array[],
   horizon: number,
 ): Promise<PatchTSTFMForecast[]> {
-  checkHorizon(m, horizon);
+  requireHorizonInRange('patchtst-fm', m, horizon);
   const slots = forecastSlots(m, horizon);
   const rows = histories.map((h) => windowRow(m, h, slots));
   // Calls of rows with similar patch counts, so that little padding is computed.

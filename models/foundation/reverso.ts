@@ -18,6 +18,7 @@
  * repeats it as every sample, so every requested quantile and the mean are the point forecast.
  */
 import { ModelInputError, type ForecastOutput, type ForecastTask, type GlobalModel, type ModelSettings } from '../types.ts';
+import { requireHorizonInRange } from './horizon-range.ts';
 import { float32, onnxModel, output, type Runner } from './session.ts';
 import type { ReversoManifest } from './store.ts';
 
@@ -90,16 +91,6 @@ export function prepareWindow(history: Float64Array, length: number, downsampleF
   return window.fill(observed.length === 1 ? window[observed[0]] : 0);
 }
 
-/** Refuses a horizon the reference cannot forecast: below the downsample factor it predicts no step. */
-export function checkHorizon(m: ReversoManifest, horizon: number): void {
-  const k = m.forecast_config.downsample_factor;
-  if (!(Number.isInteger(horizon) && horizon >= Math.max(1, k))) {
-    throw new ModelInputError(
-      `horizon ${horizon} is out of range for reverso: it forecasts at least ${k} steps (its downsample factor ${k}: the reference forecasts horizon // ${k} steps and interpolates them)`,
-    );
-  }
-}
-
 /** The network rolled out over windows: `steps` forecasts of output_patch_size each, per row. */
 async function rollOut(run: Runner, m: ReversoManifest, windows: readonly Float32Array[], steps: number): Promise<Float32Array[]> {
   const L = m.context_length;
@@ -127,7 +118,7 @@ async function rollOut(run: Runner, m: ReversoManifest, windows: readonly Float3
 
 /** The reference's point forecasts of series of one horizon, in input order. */
 export async function predictReverso(run: Runner, m: ReversoManifest, histories: readonly Float64Array[], horizon: number): Promise<Float64Array[]> {
-  checkHorizon(m, horizon);
+  requireHorizonInRange('reverso', m, horizon);
   const { flip_invariance: flip, downsample_factor: k } = m.forecast_config;
   const target = Math.floor(horizon / k);
   const steps = Math.ceil(target / m.output_patch_size);

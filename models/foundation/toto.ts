@@ -25,8 +25,9 @@
  * widened by `quantile_real_cap_k` times the last context scale, and the 9 levels sorted.
  * The point forecast is level 0.5, the pipeline's `QuantileForecast` median.
  */
-import { ModelInputError, type ForecastOutput, type ForecastTask, type GlobalModel, type ModelSettings } from '../types.ts';
+import { type ForecastOutput, type ForecastTask, type GlobalModel, type ModelSettings } from '../types.ts';
 import { mapQuantileSteps } from './quantiles.ts';
+import { requireHorizonInRange } from './horizon-range.ts';
 import { float32, int64, onnxModel, output, type Runner } from './session.ts';
 import type { Toto2Manifest } from './store.ts';
 
@@ -44,17 +45,6 @@ export function windowLength(m: Toto2Manifest, horizon: number): number {
   const p = m.patch_size;
   const context = m.context_length - (Math.ceil(horizon / p) - 1) * p;
   return Math.max(p, Math.floor(context / p) * p);
-}
-
-/** Refuses a horizon whose pass would exceed the graph's positions (the reference's rotary table). */
-export function checkHorizon(m: Toto2Manifest, horizon: number): void {
-  const patches = windowLength(m, horizon) / m.patch_size + Math.ceil(horizon / m.patch_size);
-  if (!(Number.isInteger(horizon) && horizon >= 1) || patches > m.max_positions) {
-    const most = (m.max_positions - 1) * m.patch_size;
-    throw new ModelInputError(
-      `horizon ${horizon} is out of range for toto-2: it forecasts at most ${most} steps (one pass holds the context and every horizon patch, at most ${m.max_positions} patches of ${m.patch_size})`,
-    );
-  }
 }
 
 /** One series prepared as `forecast` sees it: values and observed marks over the window and the horizon. */
@@ -140,7 +130,7 @@ function statistics(x: Float32Array, m: Uint8Array, p: number, minObs: number): 
 
 /** The reference's forecast of series of one horizon: [series][level][step] at the manifest's levels. */
 export async function predictToto2(run: Runner, m: Toto2Manifest, histories: readonly Float64Array[], horizon: number): Promise<Float64Array[][]> {
-  checkHorizon(m, horizon);
+  requireHorizonInRange('toto-2', m, horizon);
   const p = m.patch_size;
   const Q = m.quantile_levels.length;
   const window = windowLength(m, horizon);

@@ -267,7 +267,7 @@ describe('model checks', () => {
     );
     let caught: unknown;
     try {
-      checkRequestAgainstModel(req, futureOnly, floatSourcesDir);
+      checkRequestAgainstModel(req, futureOnly, { models: { modelsDir: '/nonexistent', onnxThreads: 1 }, floatSourcesDir });
     } catch (e) {
       caught = e;
     }

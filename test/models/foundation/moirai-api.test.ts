@@ -8,13 +8,16 @@ import { describe, expect, test } from 'vitest';
 import { BetaResponse } from '../../../engine/beta/response.ts';
 import { forecastMoiraiMoE } from '../../../models/foundation/moirai-moe.ts';
 import { forecastMoirai2 } from '../../../models/foundation/moirai2.ts';
+import { requireInstalled, type Moirai2Manifest, type MoiraiMoEManifest } from '../../../models/foundation/store.ts';
 import type { ForecastTask } from '../../../models/types.ts';
 import { AUTH } from '../../api/helpers.ts';
 import { filePart, postBeta, queryPart, tempDir, writeParquet } from '../../beta/helpers.ts';
+import { FIXTURES_DIR } from './reference.ts';
 import {
   describeNotInstalled,
   expectCloseAtLevel,
   expectForecastsMatchAdapter,
+  expectHorizonRefused,
   expectJobMatchesForecast,
   forecastOnFixture,
   hourlyForecastBody,
@@ -88,6 +91,12 @@ describe.each(['moirai-2', 'moirai-moe'] as const)('%s installed in MODELS_DIR',
     const withStatic = await post(model, request({ series: plain.series.map((s) => ({ ...s, static_variables: { size: 3 } })) }));
     expect(withStatic.statusCode).toBe(422);
     expect(withStatic.json().errors[0].path).toBe('body.series[0].static_variables');
+  });
+
+  test('a horizon past its time ids is a 422 at the horizon field, for forecasts, jobs and the beta interface', async () => {
+    const { context_length: C, patch_size: P, max_time_tokens: T } = requireInstalled(model, FIXTURES_DIR).manifest as Moirai2Manifest | MoiraiMoEManifest;
+    const most = (T - C / P) * P;
+    await expectHorizonRefused(server.app, model, { inRange: most, outOfRange: most + 1, limit: `at most ${most}`, jobs: true });
   });
 
   test('a job gives the numbers of POST /forecast, backtest dates included', async () => {

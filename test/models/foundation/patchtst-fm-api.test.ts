@@ -3,7 +3,7 @@
  * model (POST /forecast, warm-up, jobs): the beta interface, its horizon limit and covariate
  * refusals as 422s, and the not-installed answer.
  */
-import { describe, expect, test } from 'vitest';
+import { describe, test } from 'vitest';
 import { forecastPatchTSTFM } from '../../../models/foundation/patchtst-fm.ts';
 import { requireInstalled, type PatchTSTFMManifest } from '../../../models/foundation/store.ts';
 import { FIXTURES_DIR } from './reference.ts';
@@ -12,26 +12,19 @@ import {
   describeNotInstalled,
   expectBetaMatchesAdapter,
   expectCovariatesRefused,
-  postForecast,
+  expectHorizonRefused,
   useFixtureServerWithRetail,
 } from './service-helpers.ts';
 
 describe('patchtst-fm installed in MODELS_DIR', () => {
   const server = useFixtureServerWithRetail();
-  const post = (body: unknown) => postForecast(server.app, 'patchtst-fm', body);
-
   test('the beta interface forecasts every series and roll-up with the adapter numbers', async () => {
     await expectBetaMatchesAdapter(server.app, 'patchtst-fm', server.retail, forecastPatchTSTFM);
   });
 
-  test('a horizon past one pass is a 422 that names the horizon and its limit', async () => {
+  test('a horizon past one pass is a 422 at the horizon field that names its limit', async () => {
     const { context_length: C } = requireInstalled('patchtst-fm', FIXTURES_DIR).manifest as PatchTSTFMManifest;
-    const ok = await post(dailyForecastBody({ horizon: C - 1 }));
-    expect(ok.statusCode, ok.body).toBe(200);
-    const res = await post(dailyForecastBody({ horizon: C }));
-    expect(res.statusCode).toBe(422);
-    expect(res.json().code).toBe('invalid_request');
-    expect(res.json().detail).toContain(`horizon ${C} is out of range for patchtst-fm: it forecasts at most ${C - 1} steps`);
+    await expectHorizonRefused(server.app, 'patchtst-fm', { inRange: C - 1, outOfRange: C, limit: `at most ${C - 1}` });
   });
 
   test('covariates are refused, never dropped', async () => {

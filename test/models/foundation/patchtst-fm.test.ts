@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { checkHorizon, forecastPatchTSTFM, forecastSlots, predictPatchTSTFM, quantileMean } from '../../../models/foundation/patchtst-fm.ts';
+import { requireHorizonInRange } from '../../../models/foundation/horizon-range.ts';
+import { forecastPatchTSTFM, forecastSlots, predictPatchTSTFM, quantileMean } from '../../../models/foundation/patchtst-fm.ts';
 import { ModelInputError, type ForecastTask } from '../../../models/types.ts';
 import { Agreement, level, readReference, toFloat64, useFixtureModel, type JsonSeries } from './reference.ts';
 
@@ -108,7 +109,7 @@ describe('patchtst-fm adapter against PatchTSTFMForPrediction.forward (granite-t
 
   it('refuses a horizon without history in the window, naming the horizon and its limit, and a window without observations', async () => {
     expect(forecastSlots(manifest, 3)).toBe(manifest.min_forecast_length);
-    expect(() => checkHorizon(manifest, manifest.context_length - 1)).not.toThrow();
+    expect(() => requireHorizonInRange('patchtst-fm', manifest, manifest.context_length - 1)).not.toThrow();
     const history = toFloat64(byName.get('basic')!.series[0].target);
     for (const horizon of [manifest.context_length, manifest.context_length + 50]) {
       const refused = predictPatchTSTFM(run, manifest, [history], horizon);

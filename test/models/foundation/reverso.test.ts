@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { checkHorizon, forecastReverso, interp, predictReverso, prepareWindow, unitLinspace } from '../../../models/foundation/reverso.ts';
+import { requireHorizonInRange } from '../../../models/foundation/horizon-range.ts';
+import { forecastReverso, interp, predictReverso, prepareWindow, unitLinspace } from '../../../models/foundation/reverso.ts';
 import type { ReversoManifest } from '../../../models/foundation/store.ts';
 import { ModelInputError, type ForecastTask } from '../../../models/types.ts';
 import { Agreement, level, readReference, toFloat64, useFixtureModel, type JsonSeries } from './reference.ts';
@@ -111,7 +112,7 @@ describe('reverso adapter against ReversoPredictor.predict (shinfxh/reverso 6904
   });
 
   it('refuses a horizon below the downsample factor, and covariates', async () => {
-    expect(() => checkHorizon(withOptions(true, 3), 3)).not.toThrow();
+    expect(() => requireHorizonInRange('reverso', withOptions(true, 3), 3)).not.toThrow();
     const history = toFloat64(byName.get('basic')!.series[0].target);
     const refused = predictReverso(run, withOptions(true, 3), [history], 2);
     await expect(refused).rejects.toBeInstanceOf(ModelInputError);

@@ -252,6 +252,34 @@ export async function expectBetaMatchesAdapter<N extends FoundationName>(
 }
 
 /**
+ * A horizon outside what the installed export forecasts (`inRange` forecasts, `outOfRange` does
+ * not) is refused before anything runs, at the field that sets it: `body.horizon` of
+ * POST /forecast and of a job submission (where `app` serves jobs), `body.query.prediction_length`
+ * of the beta interface;
+ * the message names the horizon and the limit (`limit`, e.g. "at most 63 steps").
+ */
+export async function expectHorizonRefused(
+  app: FastifyInstance,
+  model: FoundationName,
+  { inRange, outOfRange, limit, jobs = false }: { inRange: number; outOfRange: number; limit: string; jobs?: boolean },
+): Promise<void> {
+  const ok = await postForecast(app, model, dailyForecastBody({ horizon: inRange }));
+  expect(ok.statusCode, ok.body).toBe(200);
+  const message = `horizon ${outOfRange} is out of range for ${model}: it forecasts ${limit} steps`;
+  const body = dailyForecastBody({ horizon: outOfRange });
+  const answers: [string, Awaited<ReturnType<typeof postForecast>>][] = [
+    ['body.horizon', await postForecast(app, model, body)],
+    ['body.query.prediction_length', await postBeta(app, [queryPart(retailQuery({ prediction_length: `${outOfRange}d` }))], model)],
+  ];
+  if (jobs) answers.push(['body.horizon', await app.inject({ method: 'POST', url: `/forecast-jobs?model=${model}`, headers: AUTH, payload: body })]);
+  for (const [field, res] of answers) {
+    expect(res.statusCode, res.body).toBe(422);
+    expect(res.json().code).toBe('invalid_request');
+    expect(res.json().errors).toEqual([{ path: field, message: expect.stringContaining(message) }]);
+  }
+}
+
+/**
  * Declares the tests of `model` missing from MODELS_DIR (an empty folder): POST /forecast (with
  * `body`), GET /warmup and the beta interface answer 422 model_unavailable naming the folder and
  * file expected and the export command, never "no adapter" (which is for names the server cannot

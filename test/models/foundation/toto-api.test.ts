@@ -3,7 +3,7 @@
  * (POST /forecast, warm-up, jobs): the beta interface, its horizon limit and covariate refusals as
  * 422s, and the not-installed answer.
  */
-import { describe, expect, test } from 'vitest';
+import { describe, test } from 'vitest';
 import { requireInstalled, type Toto2Manifest } from '../../../models/foundation/store.ts';
 import { forecastToto2 } from '../../../models/foundation/toto.ts';
 import { FIXTURES_DIR } from './reference.ts';
@@ -12,27 +12,20 @@ import {
   describeNotInstalled,
   expectBetaMatchesAdapter,
   expectCovariatesRefused,
-  postForecast,
+  expectHorizonRefused,
   useFixtureServerWithRetail,
 } from './service-helpers.ts';
 
 describe('toto-2 installed in MODELS_DIR', () => {
   const server = useFixtureServerWithRetail();
-  const post = (body: unknown) => postForecast(server.app, 'toto-2', body);
-
   test('the beta interface forecasts every series and roll-up with the adapter numbers', async () => {
     await expectBetaMatchesAdapter(server.app, 'toto-2', server.retail, forecastToto2);
   });
 
-  test('a horizon past the positions of one pass is a 422 that names the horizon and its limit', async () => {
+  test('a horizon past the positions of one pass is a 422 at the horizon field that names its limit', async () => {
     const { max_positions: positions, patch_size: p } = requireInstalled('toto-2', FIXTURES_DIR).manifest as Toto2Manifest;
     const most = (positions - 1) * p;
-    const ok = await post(dailyForecastBody({ horizon: most }));
-    expect(ok.statusCode, ok.body).toBe(200);
-    const res = await post(dailyForecastBody({ horizon: most + 1 }));
-    expect(res.statusCode).toBe(422);
-    expect(res.json().code).toBe('invalid_request');
-    expect(res.json().detail).toContain(`horizon ${most + 1} is out of range for toto-2: it forecasts at most ${most} steps`);
+    await expectHorizonRefused(server.app, 'toto-2', { inRange: most, outOfRange: most + 1, limit: `at most ${most}` });
   });
 
   test('covariates are refused, never dropped', async () => {

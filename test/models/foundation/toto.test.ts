@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { checkHorizon, forecastToto2, predictToto2, windowLength } from '../../../models/foundation/toto.ts';
+import { requireHorizonInRange } from '../../../models/foundation/horizon-range.ts';
+import { forecastToto2, predictToto2, windowLength } from '../../../models/foundation/toto.ts';
 import { ModelInputError, type ForecastTask } from '../../../models/types.ts';
 import { Agreement, level, readReference, toFloat64, useFixtureModel, type JsonSeries } from './reference.ts';
 
@@ -84,8 +85,8 @@ describe('toto-2 adapter against Toto2GluonTSModel (toto-2 2.0.0; tiny fixture, 
 
   it('refuses a horizon past the positions of one pass, naming the limit', () => {
     const most = (manifest.max_positions - 1) * manifest.patch_size;
-    expect(() => checkHorizon(manifest, most)).not.toThrow();
-    expect(() => checkHorizon(manifest, most + 1)).toThrow(ModelInputError);
-    expect(() => checkHorizon(manifest, most + 1)).toThrow(/at most \d+ steps/);
+    expect(() => requireHorizonInRange('toto-2', manifest, most)).not.toThrow();
+    expect(() => requireHorizonInRange('toto-2', manifest, most + 1)).toThrow(ModelInputError);
+    expect(() => requireHorizonInRange('toto-2', manifest, most + 1)).toThrow(/at most \d+ steps/);
   });
 });
