@@ -36,6 +36,8 @@ export const REFERENCES: Partial<Record<FoundationName, ReferenceEntry>> = {
   'toto-2': { module: 'toto', requirements: 'requirements-toto.txt', python: '3.12' },
   'patchtst-fm': { module: 'patchtst_fm', requirements: 'requirements-patchtst-fm.txt' },
   tirex: { module: 'tirex_zero', requirements: 'requirements-tirex.txt' },
+  // The reference's source is a repository snapshot, not a package: tools/export/README.md says where it goes.
+  reverso: { module: 'reverso_export', requirements: 'requirements-reverso.txt' },
 };
 
 export interface ReferenceRequest {

@@ -228,6 +228,11 @@ export async function run(args: string[]): Promise<void> {
   ];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
   for (const row of [header, ...rows]) console.log(row.map((cell, i) => cell.padStart(widths[i])).join('  '));
+  // Past its first patch Moirai-MoE samples (100 paths), each side with its own generator: its
+  // max diff is Monte Carlo spread, and the reference.json check (the first patch's exact
+  // distribution) is what proves the network the same.
+  if (results.some((r) => r.model === 'moirai-moe'))
+    console.log("moirai-moe's max diff compares two samplings (its forecasts past the first patch are Monte Carlo); its reference.json check is exact");
   for (const f of failures) console.log(`FAILED ${f}`);
   if (failures.length) process.exitCode = 1;
   const slow = results.filter((r) => r.ratio < 1);

@@ -170,6 +170,33 @@ def reference_cases() -> list[dict[str, Any]]:
     ]
 
 
+def first_patch(distr: Any, context_tokens: int, steps: int, normal_scale: float) -> dict[str, list[np.ndarray]]:
+    """The first forecast patch of the module's first call: quantiles at LEVELS by inversion,
+    [series][level][step], and the distribution's own mean [series][step]."""
+    params = params_of(distr)[:, context_tokens - 1, :]  # [series, patch, 14]
+    return {
+        "quantiles": [q[:steps].T for q in quantiles_by_inversion(params, normal_scale)],
+        "mean": list(distr.mean[:, context_tokens - 1, :steps].double().numpy()),
+    }
+
+
+def reference_check(model: Any, case: dict[str, Any], context_length: int = 1680) -> dict[str, list[np.ndarray]]:
+    """A reference.json case's first patch recomputed by the reference (the benchmark's identity
+    check), keyed by its path in the case; sampled values are Monte Carlo, so not compared.
+    Cases of targets alone."""
+    if any(set(s) != {"target"} for s in case["series"]):
+        return {}
+    histories = [np.array([np.nan if v is None else v for v in s["target"]], dtype=np.float32) for s in case["series"]]
+    calls, original = captured_calls(model)
+    try:
+        reference_forecast(model, histories, case["horizon"], context_length=context_length, batch_size=len(histories))
+    finally:
+        model.forward = original
+    patch = model.patch_sizes[0]
+    first = first_patch(calls[0], context_length // patch, min(case["horizon"], patch), check_mixture(model))
+    return {f"first_patch.{key}": values for key, values in first.items()}
+
+
 def record_reference(module: Any, out_dir: Path, seed: int, max_context: int) -> Path:
     normal_scale = check_mixture(module)
     patch = module.patch_sizes[0]
@@ -191,14 +218,9 @@ def record_reference(module: Any, out_dir: Path, seed: int, max_context: int) ->
             _, _, forecasts = reference_forecast(module, histories, h, context_length=max_context, batch_size=len(series), seed=seed, **inputs)
         finally:
             module.forward = original
-        first = calls[0]
-        first_params = params_of(first)[:, context_tokens - 1, :]  # [series, patch, 14]
-        check_cdf_against_reference(first, params_of(first), normal_scale)
-        steps = min(h, patch)
-        record: dict[str, Any] = {
-            "quantiles": [to_json_array(q[:steps].T) for q in quantiles_by_inversion(first_params, normal_scale)],
-            "mean": [to_json_array(m) for m in first.mean[:, context_tokens - 1, :steps].double().numpy()],
-        }
+        check_cdf_against_reference(calls[0], params_of(calls[0]), normal_scale)
+        first = first_patch(calls[0], context_tokens, min(h, patch), normal_scale)
+        record = {key: [to_json_array(v) for v in values] for key, values in first.items()}
         paths = None
         if h > patch:
             samples = np.stack([f.samples for f in forecasts])  # [series, samples, horizon]

@@ -49,8 +49,10 @@ from common import package_versions  # noqa: E402
 
 # (histories, horizon, levels) -> (mean [n, h], quantiles [n, len(levels), h])
 Forecast = Callable[[list[np.ndarray], int, list[float]], tuple[np.ndarray, np.ndarray]]
-# a reference.json case -> its expected arrays recomputed, {key of "expected": [series] values};
-# empty for a case the check skips (covariates)
+# a reference.json case -> its recorded arrays recomputed, {key: [series] values}: a plain key is
+# one of the case's "expected" records ("point", "quantiles"), a dotted one its path in the case
+# ("first_patch.quantiles"; "expected." the whole "expected"); empty for a case the check skips
+# (covariates)
 Recompute = Callable[[dict[str, Any]], dict[str, Any]]
 
 TOLERANCE = 1e-4
@@ -166,8 +168,12 @@ def from_export_module(family: Any, model: Any, request: dict[str, Any]) -> tupl
     reference pipeline on a batch of series, returning the quantiles [n, levels, h] at the model's
     levels (the module's QUANTILES, else the manifest's), alone (the point is the median) or with
     the point [n, h], as a (point, quantiles, ...) tuple or a {"mean", "quantiles"} dict. `batch_size`
-    and `context_length` (the manifest's) are passed when the function takes them. The
-    reference.json check recomputes the cases of targets alone with the default settings."""
+    and `context_length` (the manifest's) are passed when the function takes them. A point model
+    (one level, the median: reverso) may return the point [n, h] alone; the reference's sample
+    forecast repeats it as every sample, so every quantile is the point, as the service answers.
+    The reference.json check recomputes the cases of targets alone with the default settings, or
+    calls the module's `reference_check(model, case)` where it has one (its records' paths in the
+    case, or the case's whole "expected" list)."""
     model_levels = [float(q) for q in getattr(family, "QUANTILES", None) or request["manifest"]["quantile_levels"]]
     parameters = inspect.signature(family.reference_forecast).parameters
 
@@ -185,6 +191,8 @@ def from_export_module(family: Any, model: Any, request: dict[str, Any]) -> tupl
         else:
             point, quantiles = None, out
         quantiles = np.asarray(quantiles, dtype=np.float64)
+        if quantiles.ndim == 2 and len(model_levels) == 1:
+            quantiles = quantiles[:, None, :]
         if quantiles.shape[1] != len(model_levels):
             raise SystemExit(f"reference_forecast gave {quantiles.shape[1]} quantile levels, the model has {len(model_levels)}")
         if point is None:
@@ -193,9 +201,22 @@ def from_export_module(family: Any, model: Any, request: dict[str, Any]) -> tupl
 
     def forecast(histories: list[np.ndarray], horizon: int, levels: list[float]) -> tuple[np.ndarray, np.ndarray]:
         point, quantiles = call(histories, horizon, request["batch_size"])
+        if len(model_levels) == 1:
+            return point, np.repeat(point[:, None, :], len(levels), axis=1)
         # channels_at reads channel k + 1 for the model's level k: the point goes in front.
         channels = np.concatenate([point[:, :, None], np.transpose(quantiles, (0, 2, 1))], axis=2)
         return point, channels_at(levels, model_levels, channels)
+
+    if hasattr(family, "reference_check"):
+        # The module recomputes its own records (e.g. a sampling model's deterministic part).
+        check_parameters = inspect.signature(family.reference_check).parameters
+        context = {"context_length": request["manifest"]["context_length"]} if "context_length" in check_parameters else {}
+
+        def module_check(case: dict[str, Any]) -> dict[str, Any]:
+            got = family.reference_check(model, case, **context)
+            return {"expected.": got} if isinstance(got, list) else got  # a list: the case's whole "expected"
+
+        return forecast, module_check
 
     def recompute(case: dict[str, Any]) -> dict[str, Any]:
         # Only cases the call can reproduce: targets alone, no per-case options (a case's other
@@ -240,11 +261,14 @@ def check_identity(recompute: Recompute, reference_path: str) -> dict[str, Any]:
         cases.append(case["name"])
         case_worst = 0.0
         for key, per_series in got.items():
+            expected = case
+            for part in key.split(".") if "." in key else ("expected", key):
+                expected = expected[part] if part else expected
             for i, series_values in enumerate(per_series):
                 target = as_array(case["series"][i]["target"])
                 observed = target[~np.isnan(target)]
                 floor = max(float(np.mean(np.abs(observed))) if observed.size else 0.0, 1e-6)
-                err, n = worst_error(series_values, case["expected"][key][i], floor)
+                err, n = worst_error(series_values, expected[i], floor)
                 values += n
                 case_worst = max(case_worst, err)
         worst = max(worst, case_worst)
