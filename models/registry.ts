@@ -133,8 +133,32 @@ const ENTRIES: ModelEntry[] = [
     loadGlobal: async (settings) => (await import('./foundation/tirex.ts')).tirexModel(settings),
     installed: installedFoundation('tirex'),
   },
+  {
+    // Known-future numeric covariates (caller-supplied or generated) as feature columns, as the
+    // reference's TabICLForecaster takes them (columns present in both the context and the future
+    // frame); the API reference's covariate table is silent on tabicl. Past-only and static ones
+    // are refused: the pipeline has no use for them (a past-only column is imputed with its mean
+    // over the horizon; a static one is constant within a series' table, and dropped). Each series
+    // is a table of its own and the model has no is_global, so the series are never coupled.
+    name: 'tabicl',
+    capabilities: foundation(['future', 'generated'], 'cross-learning'),
+    loadGlobal: async (settings) => (await import('./foundation/tabicl.ts')).tabiclModel(settings),
+    installed: installedFoundation('tabicl'),
+  },
+  {
+    // Past-only and known-future numeric covariates (generated ones arrive as such) are extra
+    // variates of the series' own group, as the reference's TimeseriesType takes them
+    // (past_covariates, future_covariates; tirex-2 0.4.0); the API reference's covariate table is
+    // silent on tirex-2. It has no static input. The attention mixes the rows of one series only
+    // and the model has no is_global, so the series of a request are never coupled.
+    name: 'tirex-2',
+    capabilities: foundation(['historical', 'future', 'generated'], 'cross-learning'),
+    loadGlobal: async (settings) => (await import('./foundation/tirex2.ts')).tirex2Model(settings),
+    installed: installedFoundation('tirex-2'),
+    horizonRange: (settings) => installedHorizonRange('tirex-2', settings.modelsDir),
+  },
   // The reference's covariate table is silent on these: they are taken as univariate.
-  ...['tirex-2', 't0-alpha', 't0-beta', 'tabicl'].map((name) => ({
+  ...['t0-alpha', 't0-beta'].map((name) => ({
     name,
     capabilities: foundation(NONE),
     unavailableReason: NO_ADAPTER,

@@ -31,6 +31,12 @@ const RANGES: { readonly [N in FoundationName]?: (m: ManifestOf<N>) => HorizonRa
   // Time ids beyond max_time_tokens have no rotary position: the roll-out stops there.
   'moirai-2': (m) => timeTokenRange(m.context_length, m.patch_size, m.max_time_tokens),
   'moirai-moe': (m) => timeTokenRange(m.context_length, m.patch_size, m.max_time_tokens),
+  // The reference has no roll-out: `TiRex2._prepare_input` cuts a longer horizon to future_len.
+  'tirex-2': (m) => ({
+    least: 1,
+    most: m.future_length,
+    why: `its native horizon of ${m.future_length} steps; the reference has no roll-out and cuts a longer horizon to it`,
+  }),
   reverso: (m) => {
     const k = m.forecast_config.downsample_factor;
     return {

@@ -10,6 +10,8 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { tabiclManifestSchema } from './tabicl-manifest.ts';
+import { tirex2ManifestSchema } from './tirex2-manifest.ts';
 
 export const MANIFEST_FILE = 'manifest.json';
 
@@ -170,6 +172,12 @@ export const TiRexManifest = z
   .refine((m) => m.quantile_levels.includes(0.5), { message: 'must include 0.5 (the point forecast)', path: ['quantile_levels'] })
   .refine((m) => m.point_output === 'median', { message: "must be 'median' (the reference's point forecast is its 0.5 level)", path: ['point_output'] });
 
+/** TabICL (tabicl.forecast): one table per series, the regressor's configuration in tabicl-manifest.ts. */
+export const TabICLManifest = tabiclManifestSchema(common);
+
+/** TiRex-2 (tirex-2): one call forecasts the `future_length` steps after the context, the configuration in tirex2-manifest.ts. */
+export const Tirex2Manifest = tirex2ManifestSchema(common);
+
 export type Chronos2Manifest = z.output<typeof Chronos2Manifest>;
 export type TimesFM25Manifest = z.output<typeof TimesFM25Manifest>;
 export type TimesFM2Manifest = z.output<typeof TimesFM2Manifest>;
@@ -179,6 +187,8 @@ export type MoiraiMoEManifest = z.output<typeof MoiraiMoEManifest>;
 export type PatchTSTFMManifest = z.output<typeof PatchTSTFMManifest>;
 export type ReversoManifest = z.output<typeof ReversoManifest>;
 export type TiRexManifest = z.output<typeof TiRexManifest>;
+export type Tirex2Manifest = z.output<typeof Tirex2Manifest>;
+export type TabICLManifest = z.output<typeof TabICLManifest>;
 
 /** Manifest schema of every model name that has an adapter on this server. */
 export const MANIFESTS = {
@@ -191,6 +201,8 @@ export const MANIFESTS = {
   'patchtst-fm': PatchTSTFMManifest,
   reverso: ReversoManifest,
   tirex: TiRexManifest,
+  'tirex-2': Tirex2Manifest,
+  tabicl: TabICLManifest,
 } as const;
 export type FoundationName = keyof typeof MANIFESTS;
 export type ManifestOf<N extends FoundationName> = z.output<(typeof MANIFESTS)[N]>;

@@ -36,8 +36,11 @@ export const REFERENCES: Partial<Record<FoundationName, ReferenceEntry>> = {
   'toto-2': { module: 'toto', requirements: 'requirements-toto.txt', python: '3.12' },
   'patchtst-fm': { module: 'patchtst_fm', requirements: 'requirements-patchtst-fm.txt' },
   tirex: { module: 'tirex_zero', requirements: 'requirements-tirex.txt' },
+  'tirex-2': { module: 'tirex2_export', requirements: 'requirements-tirex2.txt' },
   // The reference's source is a repository snapshot, not a package: tools/export/README.md says where it goes.
   reverso: { module: 'reverso_export', requirements: 'requirements-reverso.txt' },
+  // The benchmark's series have no timestamps: reference_forecast and the adapter both take them as hourly from 2024-01-01.
+  tabicl: { module: 'tabicl_forecast', requirements: 'requirements-tabicl.txt' },
 };
 
 export interface ReferenceRequest {

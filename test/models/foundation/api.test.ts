@@ -172,7 +172,7 @@ describe('a foundation model that is not installed, or not intact', () => {
   });
 
   test('other foundation names answer that this server has no adapter for them', async () => {
-    const res = await post('tabicl', request());
+    const res = await post('t0-alpha', request());
     expect(res.statusCode).toBe(422);
     expect(res.json().code).toBe('model_unavailable');
     expect(res.json().detail).toContain('no adapter');

@@ -44,8 +44,8 @@ describe('tirex installed in MODELS_DIR', () => {
 });
 
 describeNotInstalled('tirex', dailyForecastBody(), (bare) => {
-  test('tirex-2 answers that this server has no adapter for it', async () => {
-    const res = await postForecast(bare.app, 'tirex-2', dailyForecastBody());
+  test('t0-alpha answers that this server has no adapter for it', async () => {
+    const res = await postForecast(bare.app, 't0-alpha', dailyForecastBody());
     expect(res.statusCode).toBe(422);
     expect(res.json().code).toBe('model_unavailable');
     expect(res.json().detail).toContain('no adapter');
