@@ -5,6 +5,7 @@ import { exampleCsv } from '../example.ts';
 import { backtestBody, betaQuery, forecastBody, PARQUET_PART, parseQuantiles, type Settings } from '../forecast-input.ts';
 import { fromBetaResponse, fromPrediction, type ChartedSeries } from '../results.ts';
 import { jobHref } from '../route.ts';
+import { readParquetHistory } from '../parquet-history.ts';
 import { keepSeriesNames } from '../session.ts';
 import { toMillis } from '../time.ts';
 import type { BetaResponse, ForecastResponse } from '../types.ts';
@@ -42,9 +43,12 @@ export function Playground() {
   const [result, setResult] = useState<{ series: ChartedSeries[]; raw: unknown; run: number } | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  /** Why an uploaded Parquet file's history is not charted (the browser could not read it). */
+  const [historyProblem, setHistoryProblem] = useState<string | null>(null);
 
   const upload = async (file: File | undefined) => {
     if (!file) return;
+    setHistoryProblem(null);
     if (/\.parquet$/i.test(file.name)) setParquet(file);
     else {
       setParquet(null);
@@ -77,8 +81,14 @@ export function Playground() {
 
   const forecast = async (s: Settings) => {
     if (parquet) {
-      const response = await postForm<BetaResponse>(`/v1-beta/forecast?${model(s)}`, parquetForm(s, false));
-      setResult({ series: fromBetaResponse(response), raw: response, run: (result?.run ?? 0) + 1 });
+      const [response, history] = await Promise.all([
+        postForm<BetaResponse>(`/v1-beta/forecast?${model(s)}`, parquetForm(s, false)),
+        // The chart's history only: a file the browser cannot read is still forecast.
+        readParquetHistory(parquet).catch((err: unknown) => String(err)),
+      ]);
+      const series = fromBetaResponse(response).map((x) => (typeof history === 'string' ? x : { ...x, observed: history.get(x.name) ?? x.observed }));
+      setHistoryProblem(typeof history === 'string' ? history : null);
+      setResult({ series, raw: response, run: (result?.run ?? 0) + 1 });
     } else {
       const series = parseLongCsv(csv);
       const response = await naming(series, postJson<ForecastResponse>(`/forecast?${model(s)}`, forecastBody(series, s)));
@@ -121,8 +131,8 @@ export function Playground() {
           <input name="file" type="file" accept=".csv,.txt,.parquet" onChange={(e) => upload((e.target as HTMLInputElement).files?.[0])} />
           {parquet && (
             <span>
-              Parquet: <strong>{parquet.name}</strong> (columns unique_id, ds, y; sent to the beta endpoint, and charted without its history, which the browser
-              does not read from Parquet){' '}
+              Parquet: <strong>{parquet.name}</strong> (columns unique_id, ds, y; sent to the beta endpoint; its history is read here for the chart
+              {historyProblem ? <span class="muted"> and could not be: {historyProblem}</span> : null}){' '}
               <button type="button" class="link" onClick={() => setParquet(null)}>
                 use CSV instead
               </button>
