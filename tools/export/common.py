@@ -140,6 +140,14 @@ def ensure_dir(path: Path) -> Path:
     return path
 
 
+def remove_raw_export(raw: Path) -> None:
+    """Deletes an exporter's raw file once cleaned, and the weights a large program is saved
+    with beside it (`<raw>.data`): the cleaned file holds them, and MODELS_DIR must not keep a
+    stray copy of a multi-GB model."""
+    for leftover in (raw, raw.with_name(raw.name + ".data")):
+        leftover.unlink(missing_ok=True)
+
+
 def save_onnx(program: Any, example: tuple[Any, ...], input_names: list[str], output_names: list[str], folder: Path, name: str, started: float) -> Path:
     """An exported torch program as the cleaned `model.onnx` of `folder`."""
     import torch
@@ -149,7 +157,7 @@ def save_onnx(program: Any, example: tuple[Any, ...], input_names: list[str], ou
     raw = folder / "model.raw.onnx"
     onnx_program.save(str(raw))
     clean_onnx(raw, folder / ONNX_FILE)
-    raw.unlink()
+    remove_raw_export(raw)
     print(f"exported {name} in {time.time() - started:.0f} s")
     return folder / ONNX_FILE
 

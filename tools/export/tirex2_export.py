@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from common import ONNX_FILE, clean_onnx, ensure_dir, package_versions, series_bank, to_json_array, write_manifest, write_reference
+from common import ONNX_FILE, clean_onnx, ensure_dir, package_versions, remove_raw_export, series_bank, to_json_array, write_manifest, write_reference
 from tirex2_graph import Tirex2Graph
 
 MODEL_NAME = "tirex-2"
@@ -176,7 +176,7 @@ def export(model: Any, out_dir: Path, version: str, source: str) -> Path:
     raw = folder / "model.raw.onnx"
     onnx_program.save(str(raw))
     clean_onnx(raw, folder / ONNX_FILE)
-    raw.unlink()
+    remove_raw_export(raw)
     strip_subgraph_traces(folder / ONNX_FILE)
     print(f"exported {MODEL_NAME} in {time.time() - started:.0f} s")
     check_onnx(folder / ONNX_FILE, graph, (x, group, target_mask))
