@@ -110,7 +110,8 @@ describe.skipIf('missing' in chromium)(suite, () => {
     await page.reload();
     await page.waitForSelector('section h2');
     expect(await text('section h2')).toBe('Jobs');
-    expect(await text('main')).toContain('No jobs yet');
+    // The list loads after the heading appears ('Loading…' first): wait for its empty state.
+    await page.waitForFunction(() => document.querySelector('main')?.textContent?.includes('No jobs yet'));
   });
 
   test('the playground forecasts an uploaded CSV and draws each series as a fan chart', async () => {
