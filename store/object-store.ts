@@ -90,9 +90,9 @@ export class LocalFolder implements ObjectStore {
   async createJson(key: string, value: unknown): Promise<boolean> {
     const file = this.location(key);
     for (let attempt = 1; ; attempt++) {
-      await fs.promises.mkdir(path.dirname(file), { recursive: true });
       const tmp = temporaryName(file);
       try {
+        await fs.promises.mkdir(path.dirname(file), { recursive: true });
         // Written whole under a temporary name, then linked into place: link(2) fails on an
         // existing name, atomically, so one creator wins and readers never see a part.
         await fs.promises.writeFile(tmp, JSON.stringify(value));
@@ -101,8 +101,9 @@ export class LocalFolder implements ObjectStore {
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;
         if (code === 'EEXIST') return false;
-        // Another writer removed the folder between our mkdir and our write (a released lock): again.
-        if (code !== 'ENOENT' || attempt === 5) throw error;
+        // Another writer removed the folder while we created it (a released lock): again. Even
+        // the recursive mkdir can fail so, when the folder goes between its mkdir and its stat.
+        if (code !== 'ENOENT' || attempt === 10) throw error;
       } finally {
         await fs.promises.rm(tmp, { force: true });
       }
@@ -146,8 +147,19 @@ export class LocalFolder implements ObjectStore {
   }
 
   async removeAll(prefix: string): Promise<void> {
+    // Moved aside first, atomically, then removed: a recursive removal in place races with a
+    // creator in the folder (a lock released while another is taken), and its retries on
+    // ENOTEMPTY would remove an object created after it began. Once moved, the folder is this
+    // call's alone, and its name (a temporary one) is in no listing.
+    const doomed = temporaryName(this.location(prefix));
+    try {
+      await fs.promises.rename(this.location(prefix), doomed);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw error;
+    }
     // Retried: a chunk abandoned by a cancellation may still write into the folder while it is
     // removed (ENOTEMPTY), as a DELETE of a running job found (test/contract).
-    await fs.promises.rm(this.location(prefix), { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
+    await fs.promises.rm(doomed, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
   }
 }
