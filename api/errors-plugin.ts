@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import fp from 'fastify-plugin';
 import { EngineError } from '../engine/errors.ts';
 import { StoreUnavailableError } from '../store/errors.ts';
+import { SCHEDULER_RETRY_AFTER_S, schedulerUnreachable } from './jobs/scheduler-errors.ts';
 import { HttpError, httpFieldErrors, problem, sendProblem, STABLE_ROOTS, STATUS_OF_KIND, type FieldRoots, type ProblemDetails } from './problem.ts';
 
 declare module 'fastify' {
@@ -75,6 +76,11 @@ export const errorsPlugin = fp(async (app: FastifyInstance) => {
     if (error instanceof StoreUnavailableError) {
       request.log.warn({ err: error }, 'job store unavailable');
       return sendProblem(reply, problem(503, 'storage_unavailable', error.message));
+    }
+    const unreachable = schedulerUnreachable(error);
+    if (unreachable) {
+      request.log.warn({ err: error }, 'temporal unreachable');
+      return sendProblem(reply, problem(503, 'scheduler_unavailable', unreachable), SCHEDULER_RETRY_AFTER_S);
     }
     const mapped = fromFastifyError(error);
     if (mapped) return sendProblem(reply, mapped);

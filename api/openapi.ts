@@ -21,15 +21,17 @@ const SHUTTING_DOWN =
   'this server is shutting down (`shutting_down`, with `Retry-After` and `Connection: close`): retry, on another instance or on this one once restarted';
 const shuttingDown = { '503': problemResponse(`Refused: ${SHUTTING_DOWN}.`) };
 
-/** Every job operation reads or writes the job store. */
-const storeErrors = {
-  '503': problemResponse(`The job store (STORAGE_URL) cannot be reached right now (\`storage_unavailable\`; retry later), or ${SHUTTING_DOWN}.`),
+/** Every job operation reads or writes the job store, and most ask Temporal about the job. */
+const dependencyErrors = {
+  '503': problemResponse(
+    `The job store (STORAGE_URL) cannot be reached right now (\`storage_unavailable\`; retry later), or the job scheduler (Temporal) cannot (\`scheduler_unavailable\`, with \`Retry-After\`; nothing was started or changed), or ${SHUTTING_DOWN}.`,
+  ),
 };
 
 const jobErrors = {
   '403': problemResponse('The job belongs to another principal (`forbidden`).'),
   '404': problemResponse('No such job (`not_found`).'),
-  ...storeErrors,
+  ...dependencyErrors,
 };
 
 const RETRY_AFTER = {
@@ -232,7 +234,7 @@ function jobPaths(prefix: (typeof JOB_PREFIXES)[number], query: ReturnType<typeo
             '413': problemResponse(
               `The body is larger than MAX_BODY_BYTES (\`payload_too_large\`), ${overQuota('`upload_bytes`, `series_per_request`, `forecasts_per_job`')}.`,
             ),
-            ...storeErrors,
+            ...dependencyErrors,
             ...ERRORS,
             ...submitErrors(JSON_BODY_MALFORMED),
           },
@@ -242,7 +244,7 @@ function jobPaths(prefix: (typeof JOB_PREFIXES)[number], query: ReturnType<typeo
           deprecated,
           summary: "The caller's jobs, newest first.",
           requestParams: { query: JobListQuery },
-          responses: { '200': { description: 'Jobs.', content: { 'application/json': { schema: { type: 'object' } } } }, ...storeErrors, ...ERRORS },
+          responses: { '200': { description: 'Jobs.', content: { 'application/json': { schema: { type: 'object' } } } }, ...dependencyErrors, ...ERRORS },
         },
       },
     ],
@@ -371,7 +373,7 @@ function betaJobPaths(query: ReturnType<typeof betaModelQuery>) {
           responses: {
             '200': submittedResponse,
             ...betaUploadErrors,
-            ...storeErrors,
+            ...dependencyErrors,
             ...ERRORS,
             ...submitErrors(MULTIPART_MALFORMED),
           },

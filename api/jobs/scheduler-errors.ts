@@ -1,0 +1,24 @@
+import { isGrpcServiceError, ServiceError } from '@temporalio/client';
+
+/**
+ * gRPC codes meaning Temporal did not answer (down, restarting, unreachable, or too slow): the
+ * client has already retried them for about 20 s, and the request may succeed later. Any other
+ * failure of a Temporal call is a real error (500).
+ */
+const NO_ANSWER = new Map([
+  [4, 'DEADLINE_EXCEEDED'],
+  [14, 'UNAVAILABLE'],
+]);
+
+/** How long a client should wait before trying again (s): a Temporal restart takes seconds. */
+export const SCHEDULER_RETRY_AFTER_S = 5;
+
+/**
+ * The problem detail for a failure to reach Temporal (the job scheduler), or null when `error`
+ * is anything else. The API answers it 503 `scheduler_unavailable`.
+ */
+export function schedulerUnreachable(error: unknown): string | null {
+  const grpc = error instanceof ServiceError ? error.cause : error;
+  if (!isGrpcServiceError(grpc) || !NO_ANSWER.has(grpc.code)) return null;
+  return `the job scheduler (Temporal) cannot be reached right now (${NO_ANSWER.get(grpc.code)}: ${grpc.details.split('\n')[0]}); nothing was started or changed, try again shortly`;
+}
