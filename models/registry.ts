@@ -115,7 +115,18 @@ const ENTRIES: ModelEntry[] = [
     installed: installedFoundation('moirai-moe'),
     horizonRange: (settings) => installedHorizonRange('moirai-moe', settings.modelsDir),
   },
-  { name: 'tabpfn-ts', capabilities: foundation([...FULL_EXOGENOUS, 'string', 'generated']), unavailableReason: NO_ADAPTER },
+  {
+    // Every covariate kind, text included (the API reference gives string covariates to tabpfn-ts
+    // and svc-global), as the reference's TabPFNTSPipeline takes its context frame's columns:
+    // known-future ones (generated ones arrive as such), past-only ones (NaN over the horizon) and
+    // static ones (constant, so the regressor drops them); text columns of at most 30 values are
+    // categories. Each series is a table of its own and the model has no is_global, so the series
+    // of a request are never coupled.
+    name: 'tabpfn-ts',
+    capabilities: foundation([...FULL_EXOGENOUS, 'string', 'generated'], 'cross-learning'),
+    loadGlobal: async (settings) => (await import('./foundation/tabpfn-ts.ts')).tabpfnTsModel(settings),
+    installed: installedFoundation('tabpfn-ts'),
+  },
   {
     // Known-future numeric covariates through the reference's in-context regression, as
     // timesfm-2p5 (the reference's table: future covariates only).

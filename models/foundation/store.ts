@@ -11,6 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { tabiclManifestSchema } from './tabicl-manifest.ts';
+import { tabpfnTsManifestSchema } from './tabpfn-ts-manifest.ts';
 import { tirex2ManifestSchema } from './tirex2-manifest.ts';
 
 export const MANIFEST_FILE = 'manifest.json';
@@ -175,6 +176,9 @@ export const TiRexManifest = z
 /** TabICL (tabicl.forecast): one table per series, the regressor's configuration in tabicl-manifest.ts. */
 export const TabICLManifest = tabiclManifestSchema(common);
 
+/** TabPFN-TS (tabpfn-time-series): one table per series, the regressor's configuration in tabpfn-ts-manifest.ts. */
+export const TabPFNTSManifest = tabpfnTsManifestSchema(common);
+
 /** TiRex-2 (tirex-2): one call forecasts the `future_length` steps after the context, the configuration in tirex2-manifest.ts. */
 export const Tirex2Manifest = tirex2ManifestSchema(common);
 
@@ -189,6 +193,7 @@ export type ReversoManifest = z.output<typeof ReversoManifest>;
 export type TiRexManifest = z.output<typeof TiRexManifest>;
 export type Tirex2Manifest = z.output<typeof Tirex2Manifest>;
 export type TabICLManifest = z.output<typeof TabICLManifest>;
+export type TabPFNTSManifest = z.output<typeof TabPFNTSManifest>;
 
 /** Manifest schema of every model name that has an adapter on this server. */
 export const MANIFESTS = {
@@ -203,6 +208,7 @@ export const MANIFESTS = {
   tirex: TiRexManifest,
   'tirex-2': Tirex2Manifest,
   tabicl: TabICLManifest,
+  'tabpfn-ts': TabPFNTSManifest,
 } as const;
 export type FoundationName = keyof typeof MANIFESTS;
 export type ManifestOf<N extends FoundationName> = z.output<(typeof MANIFESTS)[N]>;

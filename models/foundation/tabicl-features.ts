@@ -28,24 +28,42 @@ export interface PeriodicConfig {
 export interface FeatureTable {
   /** Training targets (kept history values), oldest first. */
   readonly targets: Float64Array;
-  /** Row-major features [rows][columns]: the training rows then the horizon rows; NaN where unknown. */
+  /** Row-major features [rows][columns]: the training rows then the horizon rows; NaN where unknown (and in text columns). */
   readonly features: Float64Array;
   readonly rows: number;
   readonly columns: number;
+  /** Text covariate columns (TabPFN-TS only): column -> value per row, null where missing. */
+  readonly text: ReadonlyMap<number, readonly (string | null)[]>;
 }
+
+/**
+ * What differs between the pipelines that build this table: TabICL's `tabicl.forecast` (the
+ * default) and TabPFN-TS's `tabpfn_time_series` (whose calendar sin/cos divide by period - 1 and
+ * use 365-day years and 52-week years, and whose context frame keeps every covariate column).
+ */
+export interface TableOptions {
+  /** The model, for error messages. */
+  readonly model: string;
+  /** Periods of the calendar's sin/cos, in CALENDAR's order. */
+  readonly calendarPeriods: readonly number[];
+  /** Past-only, static and text covariates as columns too (TabPFN-TS), rather than refused (TabICL). */
+  readonly allCovariates: boolean;
+}
+
+export const TABICL_TABLE: TableOptions = { model: 'tabicl', calendarPeriods: [60, 60, 24, 7, 30.5, 366, 53, 12], allCovariates: false };
 
 const DAY_MS = 86_400_000;
 
-/** `DatetimeEncoder`'s seasonal features: the 0-based value of a UTC wall-clock time, and its period. */
-const CALENDAR: readonly { readonly value: (d: Date) => number; readonly period: number }[] = [
-  { value: (d) => d.getUTCSeconds(), period: 60 },
-  { value: (d) => d.getUTCMinutes(), period: 60 },
-  { value: (d) => d.getUTCHours(), period: 24 },
-  { value: (d) => (d.getUTCDay() + 6) % 7, period: 7 }, // pandas: Monday = 0
-  { value: (d) => d.getUTCDate() - 1, period: 30.5 },
-  { value: (d) => dayOfYear(d) - 1, period: 366 },
-  { value: (d) => isoWeek(d) - 1, period: 53 },
-  { value: (d) => d.getUTCMonth(), period: 12 },
+/** The calendar's seasonal features: the 0-based value of a UTC wall-clock time (periods in TableOptions). */
+const CALENDAR: readonly ((d: Date) => number)[] = [
+  (d) => d.getUTCSeconds(),
+  (d) => d.getUTCMinutes(),
+  (d) => d.getUTCHours(),
+  (d) => (d.getUTCDay() + 6) % 7, // pandas: Monday = 0
+  (d) => d.getUTCDate() - 1,
+  (d) => dayOfYear(d) - 1,
+  (d) => isoWeek(d) - 1,
+  (d) => d.getUTCMonth(),
 ];
 
 function dayOfYear(d: Date): number {
@@ -163,19 +181,34 @@ export function detectPeriods(values: Float64Array, config: PeriodicConfig): num
     .map(([period]) => period);
 }
 
-/** Numeric known-future covariates of a task, over history then horizon, in the task's order. */
-function futureCovariates(task: ForecastTask): [string, readonly number[]][] {
+type Column = readonly (number | string | null)[];
+
+/**
+ * The covariate columns of a task, over history then horizon: TabICL takes numeric known-future
+ * ones only; TabPFN-TS every column of its context frame (known-future, then past-only, NaN over
+ * the horizon, then static, constant), text included.
+ */
+function covariateColumns(task: ForecastTask, options: TableOptions): [string, Column][] {
   const cov = task.covariates;
   if (!cov) return [];
-  if (Object.keys(cov.hist).length > 0) throw new ModelInputError('tabicl takes known-future covariates only, not past-only ones');
-  if (Object.keys(cov.static).length > 0) throw new ModelInputError('tabicl takes known-future covariates only, not static variables');
-  return Object.entries(cov.future).map(([name, values]) => {
-    const numbers = values.map((v) => {
-      if (typeof v !== 'number') throw new ModelInputError(`tabicl takes numeric covariates only; '${name}' has the string value '${v}'`);
-      return v;
-    });
-    return [name, numbers];
-  });
+  const model = options.model;
+  if (!options.allCovariates) {
+    if (Object.keys(cov.hist).length > 0) throw new ModelInputError(`${model} takes known-future covariates only, not past-only ones`);
+    if (Object.keys(cov.static).length > 0) throw new ModelInputError(`${model} takes known-future covariates only, not static variables`);
+  }
+  const steps = task.history.length + task.horizon;
+  const columns: [string, Column][] = [
+    ...Object.entries(cov.future).map(([name, values]): [string, Column] => [name, values]),
+    ...Object.entries(cov.hist).map(([name, values]): [string, Column] => [name, Array.from({ length: steps }, (_, i) => values[i] ?? null)]),
+    ...Object.entries(cov.static).map(([name, value]): [string, Column] => [name, Array.from({ length: steps }, () => value as number | string)]),
+  ];
+  if (!options.allCovariates) {
+    for (const [name, values] of columns) {
+      const text = values.find((v) => typeof v === 'string');
+      if (text !== undefined) throw new ModelInputError(`${model} takes numeric covariates only; '${name}' has the string value '${text}'`);
+    }
+  }
+  return columns;
 }
 
 /**
@@ -188,11 +221,13 @@ export const UNTIMED_START = Date.UTC(2024, 0, 1);
 const UNTIMED_STEP = 3_600_000;
 
 /** The pipeline's table for one task: `contextLength` is the forecaster's max_context_length. */
-export function featureTable(task: ForecastTask, contextLength: number, periodic: PeriodicConfig): FeatureTable {
+export function featureTable(task: ForecastTask, contextLength: number, periodic: PeriodicConfig, options: TableOptions = TABICL_TABLE): FeatureTable {
   const { history, horizon } = task;
   const times = task.times ?? Float64Array.from({ length: history.length + horizon }, (_, i) => UNTIMED_START + i * UNTIMED_STEP);
   if (times.length !== history.length + horizon) {
-    throw new ModelInputError(`tabicl reads the timestamps of the history and the horizon: ${times.length} given for ${history.length} + ${horizon} steps`);
+    throw new ModelInputError(
+      `${options.model} reads the timestamps of the history and the horizon: ${times.length} given for ${history.length} + ${horizon} steps`,
+    );
   }
   let observed = 0;
   for (const v of history) if (!Number.isNaN(v)) observed++;
@@ -203,20 +238,26 @@ export function featureTable(task: ForecastTask, contextLength: number, periodic
   const targets = Float64Array.from(kept, (i) => (Number.isNaN(history[i]) ? 0 : history[i]));
   const positions = [...kept, ...Array.from({ length: horizon }, (_, j) => history.length + j)];
 
-  const covariates = futureCovariates(task);
+  const covariates = covariateColumns(task, options);
   const periods = detectPeriods(targets, periodic);
   const rows = positions.length;
   const columns = covariates.length + temporalColumns(periodic);
   const features = new Float64Array(rows * columns);
+  const text = new Map<number, (string | null)[]>();
+  covariates.forEach(([, values], c) => values.some((v) => typeof v === 'string') && text.set(c, new Array<string | null>(rows).fill(null)));
   positions.forEach((at, row) => {
     const out = features.subarray(row * columns, (row + 1) * columns);
     let c = 0;
-    for (const [, values] of covariates) out[c++] = values[at];
+    for (const [, values] of covariates) {
+      const v = values[at];
+      if (typeof v === 'string') text.get(c)![row] = v;
+      out[c++] = typeof v === 'number' ? v : NaN;
+    }
     out[c++] = row; // running_index
     const date = new Date(times[at]);
     out[c++] = date.getUTCFullYear();
-    for (const { value, period } of CALENDAR) {
-      const angle = (2 * Math.PI * value(date)) / period;
+    for (let k = 0; k < CALENDAR.length; k++) {
+      const angle = (2 * Math.PI * CALENDAR[k](date)) / options.calendarPeriods[k];
       out[c++] = Math.sin(angle);
       out[c++] = Math.cos(angle);
     }
@@ -228,5 +269,5 @@ export function featureTable(task: ForecastTask, contextLength: number, periodic
       } else c += 2; // placeholder columns stay 0
     }
   });
-  return { targets, features, rows, columns };
+  return { targets, features, rows, columns, text };
 }

@@ -5,6 +5,16 @@
  */
 import { z, type ZodRawShape } from 'zod';
 
+/** The FFT period detector's settings (tabicl-features.ts), shared by TabICL's and TabPFN-TS's pipelines. */
+export const periodicDetectorSchema = z
+  .object({
+    max_top_k: z.number().int().positive(),
+    detrend_type: z.literal('linear'),
+    zero_padding_factor: z.number().int().positive(),
+    magnitude_threshold: z.number().positive().lt(1),
+  })
+  .strict();
+
 export const tabiclManifestSchema = <Common extends ZodRawShape>(common: Common) =>
   z
     .object({
@@ -23,14 +33,7 @@ export const tabiclManifestSchema = <Common extends ZodRawShape>(common: Common)
         })
         .strict(),
       temporal_features: z.tuple([z.literal('index'), z.literal('datetime'), z.literal('periodic')]),
-      periodic: z
-        .object({
-          max_top_k: z.number().int().positive(),
-          detrend_type: z.literal('linear'),
-          zero_padding_factor: z.number().int().positive(),
-          magnitude_threshold: z.number().positive().lt(1),
-        })
-        .strict(),
+      periodic: periodicDetectorSchema,
     })
     .strict()
     .refine((m) => (m as { point_output?: string }).point_output === 'mean', {

@@ -41,6 +41,8 @@ export const REFERENCES: Partial<Record<FoundationName, ReferenceEntry>> = {
   reverso: { module: 'reverso_export', requirements: 'requirements-reverso.txt' },
   // The benchmark's series have no timestamps: reference_forecast and the adapter both take them as hourly from 2024-01-01.
   tabicl: { module: 'tabicl_forecast', requirements: 'requirements-tabicl.txt' },
+  // As tabicl: the benchmark's series are taken as hourly from 2024-01-01 on both sides.
+  'tabpfn-ts': { module: 'tabpfn_ts', referenceModule: 'tabpfn_ts_reference', requirements: 'requirements-tabpfn-ts.txt' },
 };
 
 export interface ReferenceRequest {

@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import torch  # noqa: E402
 
-FAMILIES = ("chronos-2", "timesfm-2p5", "timesfm-2", "moirai-2", "patchtst-fm", "toto-2", "moirai-moe", "reverso", "tirex", "tabicl", "tirex-2")
+FAMILIES = ("chronos-2", "timesfm-2p5", "timesfm-2", "moirai-2", "patchtst-fm", "toto-2", "moirai-moe", "reverso", "tirex", "tabicl", "tirex-2", "tabpfn-ts")
 
 
 def main(argv: list[str]) -> None:
@@ -61,6 +61,8 @@ def main(argv: list[str]) -> None:
         import tirex2_export as family  # not `tirex2`: that is the reference package's own name
     elif args.model == "tabicl":
         import tabicl_forecast as family  # not `tabicl`: that is the reference package's own name
+    elif args.model == "tabpfn-ts":
+        import tabpfn_ts as family
     else:
         import timesfm2p5 as family
 

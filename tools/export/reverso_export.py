@@ -5,7 +5,7 @@ first on sys.path, would shadow.)
 
 Not on PyPI: the reference is installed from its repository snapshot into a virtualenv of its own
 (tools/export/README.md, requirements-reverso.txt), with its source tree kept beside it
-(REVERSO_SOURCE, default ~/.cache/forecasting-service/export-venvs/reverso-6904526/src) for its
+(REVERSO_SOURCE, default `src/` in the running environment's folder) for its
 forecasting pipeline, `ReversoPredictor` of example/eval_gift.py, which is not in the package.
 
 The reference needs an NVIDIA GPU: FlashFFTConv (a CUDA extension) for its long convolutions and
@@ -54,7 +54,7 @@ from reverso_graph import export_graph
 
 MODEL_NAME = "reverso"
 REFERENCE_COMMIT = "6904526c172726dff1e0d3cf8a28f554d8846efd"
-REFERENCE_SOURCE = Path(os.environ.get("REVERSO_SOURCE", Path.home() / ".cache/forecasting-service/export-venvs/reverso-6904526/src"))
+REFERENCE_SOURCE = Path(os.environ.get("REVERSO_SOURCE", Path(sys.prefix) / "src"))
 # The forecast options the manifest records (forecast_config): the README's evaluation command
 # uses --force-flip-invariance; downsampling is per dataset in the reference (1 but for bizitobs_l2c).
 DEFAULT_FLIP_INVARIANCE = True
