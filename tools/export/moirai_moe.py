@@ -241,18 +241,3 @@ def check_onnx(module: Any, path: Path) -> None:
     if not worst < 1e-4:
         raise SystemExit(f"ONNX graph disagrees with the reference forward: relative error {worst:.2e}")
     print(f"ONNX vs reference forward: max error of the parameters relative to each one's largest {worst:.2e}")
-
-
-def record_reference(module: Any, out_dir: Path, seed: int, max_context: int) -> Path:
-    """The reference records of the fixed cases (moirai_moe_reference.py)."""
-    from moirai_moe_reference import record_reference as record
-
-    return record(module, out_dir, seed, max_context)
-
-
-def reference_forecast(model: Any, histories: list[np.ndarray], horizon: int, context_length: int = 1680, batch_size: int = BATCH_SIZE, **kwargs: Any) -> Any:
-    """The reference pipeline on CPU, batched (moirai_moe_reference.reference_forecast): sample
-    means [series, horizon], quantiles at 0.1..0.9 [series, 9, horizon] and the forecasts."""
-    from moirai_moe_reference import reference_forecast as forecast
-
-    return forecast(model, histories, horizon, context_length=context_length, batch_size=batch_size, **kwargs)

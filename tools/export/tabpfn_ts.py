@@ -344,10 +344,3 @@ def forecast_frames(model: TabPFNModel, series: list[dict[str, Any]], horizon: i
         })
     return out
 
-
-def record_reference(model: TabPFNModel, out_dir: Path, seed: int) -> Path:
-    """The reference's forecasts of the fixed cases (tabpfn_ts_reference.py, kept apart for size)."""
-    from tabpfn_ts_reference import record_reference as record
-
-    return record(model, out_dir, seed)
-
