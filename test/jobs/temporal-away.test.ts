@@ -20,6 +20,7 @@ let engine: Engine;
 let app: FastifyInstance;
 let connection: Connection;
 let store: JobStore;
+let serverGone = false;
 
 beforeAll(async () => {
   env = await startTestTemporal();
@@ -40,6 +41,8 @@ afterAll(async () => {
   await app?.close();
   await engine?.close();
   await connection?.close();
+  // Where the test failed before taking the server away.
+  if (!serverGone) await env?.teardown();
 });
 
 test('with Temporal away, job operations are 503 scheduler_unavailable; accepted jobs stay, refused ones leave nothing', async () => {
@@ -47,6 +50,7 @@ test('with Temporal away, job operations are 503 scheduler_unavailable; accepted
   expect(accepted.statusCode).toBe(200);
   const jobId = accepted.json().job_id as string;
   await env.teardown();
+  serverGone = true;
 
   const answers = await Promise.all([
     app.inject({ method: 'POST', url: '/forecast-jobs?model=naive', headers: AUTH, payload: dailyRequest() }),
