@@ -13,6 +13,7 @@
  *   decimals).
  */
 import { createHash } from 'node:crypto';
+import { symmetricEigenvectors } from '../linalg.ts';
 import { yeoJohnson, yeoJohnsonLambda } from './tabicl-ensemble.ts';
 
 /** A column: training rows first, then the test rows. */
@@ -163,47 +164,6 @@ export function invertSafePower(p: PowerScaler, v: number): number {
   return Math.abs(l - 2) > EPS ? -Math.expm1(Math.log(-(2 - l) * x + 1) / (2 - l)) : -Math.expm1(-x);
 }
 
-/** Eigenvectors of a symmetric matrix (cyclic Jacobi rotations), [values, vectors as columns]. */
-function symmetricEigen(a: Float64Array, n: number): { values: Float64Array; vectors: Float64Array } {
-  const m = Float64Array.from(a);
-  const v = new Float64Array(n * n);
-  for (let i = 0; i < n; i++) v[i * n + i] = 1;
-  for (let sweep = 0; sweep < 100; sweep++) {
-    let off = 0;
-    for (let p = 0; p < n; p++) for (let q = p + 1; q < n; q++) off += m[p * n + q] ** 2;
-    if (off < 1e-30) break;
-    for (let p = 0; p < n; p++) {
-      for (let q = p + 1; q < n; q++) {
-        const apq = m[p * n + q];
-        if (Math.abs(apq) < 1e-300) continue;
-        const theta = (m[q * n + q] - m[p * n + p]) / (2 * apq);
-        const t = Math.sign(theta || 1) / (Math.abs(theta) + Math.sqrt(theta * theta + 1));
-        const c = 1 / Math.sqrt(t * t + 1);
-        const s = t * c;
-        for (let k = 0; k < n; k++) {
-          const akp = m[k * n + p];
-          const akq = m[k * n + q];
-          m[k * n + p] = c * akp - s * akq;
-          m[k * n + q] = s * akp + c * akq;
-        }
-        for (let k = 0; k < n; k++) {
-          const apk = m[p * n + k];
-          const aqk = m[q * n + k];
-          m[p * n + k] = c * apk - s * aqk;
-          m[q * n + k] = s * apk + c * aqk;
-        }
-        for (let k = 0; k < n; k++) {
-          const vkp = v[k * n + p];
-          const vkq = v[k * n + q];
-          v[k * n + p] = c * vkp - s * vkq;
-          v[k * n + q] = s * vkp + c * vkq;
-        }
-      }
-    }
-  }
-  return { values: Float64Array.from({ length: n }, (_, i) => m[i * n + i]), vectors: v };
-}
-
 /**
  * `AddSVDFeaturesStep("svd")`: the safe standard scaler without centring, then the projections on
  * the `max(1, min(train // 10 + 1, columns // 2))` leading right singular vectors of the training
@@ -222,10 +182,10 @@ export function svdFeatures(columns: readonly Column[], train: number): Column[]
       gram[i * width + j] = s;
       gram[j * width + i] = s;
     }
-  const { values, vectors } = symmetricEigen(gram, width);
-  const order = Array.from({ length: width }, (_, i) => i).sort((a, b) => values[b] - values[a]);
+  // Its eigenvectors by decreasing eigenvalue (cyclic Jacobi) are the right singular vectors.
+  const vectors = symmetricEigenvectors(gram, width);
   const rows = columns[0].length;
-  return order.slice(0, k).map((e) => {
+  return Array.from({ length: k }, (_, e) => {
     const v = Float64Array.from({ length: width }, (_, i) => vectors[i * width + e]);
     // svd_flip(u_based_decision=False): the largest-magnitude entry of each vector positive.
     let at = 0;
