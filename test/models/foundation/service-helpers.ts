@@ -216,6 +216,32 @@ export async function forecastOnFixture<N extends FoundationName>(model: N, adap
   }
 }
 
+export const HOUR = 3_600_000;
+export const DAY = 24 * HOUR;
+
+/** A body's series as the feature-table models' tasks read them: timestamps `step` ms apart from each series' first index entry (UTC). */
+export interface TimedBody {
+  series: { target: number[]; index: string[]; future_variables?: Record<string, (number | string)[]>; hist_variables?: Record<string, number[]> }[];
+  horizon: number;
+  quantiles: number[];
+}
+
+/** Tasks of a body's series with the times of their index and horizon (the calendar features read them). */
+export function timedTasksOf(body: TimedBody, step: number): ForecastTask[] {
+  return body.series.map((s) => {
+    const start = Date.parse(`${s.index[0]}Z`);
+    const hasCovariates = s.future_variables || s.hist_variables;
+    return {
+      history: Float64Array.from(s.target),
+      horizon: body.horizon,
+      quantiles: body.quantiles,
+      seasonLength: 1,
+      times: Float64Array.from({ length: s.target.length + body.horizon }, (_, i) => start + i * step),
+      ...(hasCovariates && { covariates: { hist: s.hist_variables ?? {}, static: {}, future: s.future_variables ?? {} } }),
+    };
+  });
+}
+
 export interface BetaComparison {
   /**
    * Whether the model forecasts a point only, which the service answers for every quantile: then
@@ -224,6 +250,8 @@ export interface BetaComparison {
   pointOnly?: boolean;
   /** How close a forecast must be to the adapter's (`history` is the series'); within 1e-4 unless given. */
   expectClose?: (got: (number | null)[], expected: ArrayLike<number>, history: number[]) => void;
+  /** The adapter reads the series' timestamps (calendar features): the expected forecast gets RETAIL's days. */
+  timed?: boolean;
 }
 
 /**
@@ -235,16 +263,20 @@ export async function expectBetaMatchesAdapter<N extends FoundationName>(
   model: N,
   retailPath: string,
   adapter: Adapter<N>,
-  { pointOnly = false, expectClose = expectWithin1e4 }: BetaComparison = {},
+  { pointOnly = false, expectClose = expectWithin1e4, timed = false }: BetaComparison = {},
 ): Promise<void> {
   const res = await postBeta(app, [queryPart(retailQuery({}, { hierarchies: { sku: [['store']] } })), filePart('sales', retailPath)], model);
   expect(res.statusCode, res.body).toBe(200);
   const { data } = BetaResponse.parse(res.json());
   expect(data.time).toHaveLength(18); // 4 (store, sku) series and 2 store roll-ups, 3 days each
   const rows = data.time.map((_, i) => i).filter((i) => data.identifiers.store[i] === 'a' && data.identifiers.sku[i] === '2');
-  // Store a, sku 2: sales 10, 20, ..., 140 over the 14 days (RETAIL).
+  // Store a, sku 2: sales 10, 20, ..., 140 over the 14 days from 2024-01-01 (RETAIL).
   const history = Float64Array.from({ length: 14 }, (_, d) => (d + 1) * 10);
-  const [expected] = await forecastOnFixture(model, adapter, [{ history, horizon: 3, quantiles: [0.1, 0.9], seasonLength: 7 }]);
+  const index = Array.from(history, (_, d) => new Date(Date.UTC(2024, 0, 1 + d)).toISOString().slice(0, 19));
+  const tasks = timed
+    ? timedTasksOf({ series: [{ target: Array.from(history), index }], horizon: 3, quantiles: [0.1, 0.9] }, DAY)
+    : [{ history, horizon: 3, quantiles: [0.1, 0.9], seasonLength: 7 }];
+  const [expected] = await forecastOnFixture(model, adapter, tasks);
   const forecast = (key: string) => rows.map((i) => data.targets.sales.quantiles[key][i]);
   expectClose(forecast('mean'), expected.mean, Array.from(history));
   expectClose(forecast('0.1'), pointOnly ? expected.mean : expected.quantiles[0], Array.from(history));

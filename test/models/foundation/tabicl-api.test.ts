@@ -5,45 +5,24 @@
  * tasks with the times of the request's index and horizon.
  */
 import { describe, expect, test } from 'vitest';
-import { BetaResponse } from '../../../engine/beta/response.ts';
 import { forecastTabICL } from '../../../models/foundation/tabicl.ts';
-import type { ForecastTask } from '../../../models/types.ts';
 import { AUTH } from '../../api/helpers.ts';
-import { filePart, postBeta, queryPart, retailQuery } from '../../beta/helpers.ts';
 import {
   dailyForecastBody,
   describeNotInstalled,
+  expectBetaMatchesAdapter,
   expectCloseAtLevel,
   expectForecastsMatchAdapter,
   expectJobMatchesForecast,
   forecastOnFixture,
+  HOUR,
   hourlyForecastBody,
   hourlySeries,
   postForecast,
+  timedTasksOf,
   useFixtureJobsStack,
   useRetailParquet,
 } from './service-helpers.ts';
-
-const HOUR = 3_600_000;
-const DAY = 24 * HOUR;
-
-/** Tasks of a body's series: `step` milliseconds apart from each series' first index entry (UTC wall clock). */
-function tasksOf(
-  body: { series: { target: number[]; index: string[]; future_variables?: Record<string, number[]> }[]; horizon: number; quantiles: number[] },
-  step: number,
-): ForecastTask[] {
-  return body.series.map((s) => {
-    const start = Date.parse(`${s.index[0]}Z`);
-    return {
-      history: Float64Array.from(s.target),
-      horizon: body.horizon,
-      quantiles: body.quantiles,
-      seasonLength: 1,
-      times: Float64Array.from({ length: s.target.length + body.horizon }, (_, i) => start + i * step),
-      ...(s.future_variables && { covariates: { hist: {}, static: {}, future: s.future_variables } }),
-    };
-  });
-}
 
 /** A known-future variable over history and horizon: a flag every third hour. */
 const flag = (n: number) => Array.from({ length: n }, (_, i) => (i % 3 === 0 ? 1 : 0));
@@ -62,7 +41,7 @@ describe('tabicl installed in MODELS_DIR', () => {
     const body = hourlyForecastBody();
     const res = await postForecast(server.app, 'tabicl', body);
     expect(res.statusCode, res.body).toBe(200);
-    expectForecastsMatchAdapter(res.json(), await forecastOnFixture('tabicl', forecastTabICL, tasksOf(body, HOUR)), body);
+    expectForecastsMatchAdapter(res.json(), await forecastOnFixture('tabicl', forecastTabICL, timedTasksOf(body, HOUR)), body);
   });
 
   test('known-future covariates are feature columns: the adapter numbers, and they change the forecast', async () => {
@@ -72,7 +51,7 @@ describe('tabicl installed in MODELS_DIR', () => {
     });
     const res = await postForecast(server.app, 'tabicl', body);
     expect(res.statusCode, res.body).toBe(200);
-    expectForecastsMatchAdapter(res.json(), await forecastOnFixture('tabicl', forecastTabICL, tasksOf(body, HOUR)), body);
+    expectForecastsMatchAdapter(res.json(), await forecastOnFixture('tabicl', forecastTabICL, timedTasksOf(body, HOUR)), body);
     const without = (await postForecast(server.app, 'tabicl', plain)).json();
     expect(res.json().series[0][0].prediction.mean).not.toEqual(without.series[0][0].prediction.mean);
   });
@@ -97,18 +76,7 @@ describe('tabicl installed in MODELS_DIR', () => {
   }, 90_000);
 
   test('the beta interface forecasts every series and roll-up with the adapter numbers', async () => {
-    const res = await postBeta(server.app, [queryPart(retailQuery({}, { hierarchies: { sku: [['store']] } })), filePart('sales', retail.file)], 'tabicl');
-    expect(res.statusCode, res.body).toBe(200);
-    const { data } = BetaResponse.parse(res.json());
-    const rows = data.time.map((_, i) => i).filter((i) => data.identifiers.store[i] === 'a' && data.identifiers.sku[i] === '2');
-    // Store a, sku 2: sales 10, 20, ..., 140 over the 14 days from 2024-01-01 (RETAIL).
-    const target = Array.from({ length: 14 }, (_, d) => (d + 1) * 10);
-    const index = target.map((_, d) => new Date(Date.UTC(2024, 0, 1 + d)).toISOString().slice(0, 19));
-    const [expected] = await forecastOnFixture('tabicl', forecastTabICL, tasksOf({ series: [{ target, index }], horizon: 3, quantiles: [0.1, 0.9] }, DAY));
-    const forecast = (key: string) => rows.map((i) => data.targets.sales.quantiles[key][i]);
-    expectCloseAtLevel(forecast('mean'), expected.mean, target);
-    expectCloseAtLevel(forecast('0.1'), expected.quantiles[0], target);
-    expectCloseAtLevel(forecast('0.9'), expected.quantiles[1], target);
+    await expectBetaMatchesAdapter(server.app, 'tabicl', retail.file, forecastTabICL, { timed: true, expectClose: expectCloseAtLevel });
   });
 });
 
