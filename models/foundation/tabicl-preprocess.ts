@@ -43,7 +43,7 @@ function moments(values: readonly number[]): { mean: number; variance: number } 
 }
 
 /** sklearn's `_is_constant_feature`: a variance within the rounding of the mean. */
-function isConstant(variance: number, mean: number, n: number): boolean {
+export function isConstant(variance: number, mean: number, n: number): boolean {
   const eps = Number.EPSILON;
   return variance <= n * eps * variance + (n * mean * eps) ** 2;
 }

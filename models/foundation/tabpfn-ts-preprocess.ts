@@ -79,7 +79,7 @@ export function regressorInput(table: FeatureTable, model: string): RegressorInp
         );
       // OrdinalEncoder: sorted categories; unknown in the horizon -1; missing NaN.
       const order = [...known].sort();
-      columns.push(Float64Array.from(strings, (s) => (s === null ? NaN : order.includes(s) ? order.indexOf(s) : -1)));
+      columns.push(Float64Array.from(strings, (s) => (s === null ? NaN : order.indexOf(s))));
       categorical.push(known.size > 1);
       continue;
     }
@@ -88,7 +88,7 @@ export function regressorInput(table: FeatureTable, model: string): RegressorInp
     if (isCategorical) {
       // fix_dtypes makes it a pandas category, which the ordinal encoder codes by sorted value.
       const order = unique.filter((v) => !Number.isNaN(v)).sort((a, b) => a - b);
-      columns.push(raw.map((v) => (Number.isNaN(v) ? NaN : order.includes(v) ? order.indexOf(v) : -1)));
+      columns.push(raw.map((v) => (Number.isNaN(v) ? NaN : order.indexOf(v))));
     } else columns.push(raw);
     categorical.push(isCategorical);
   }

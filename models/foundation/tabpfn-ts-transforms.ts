@@ -15,6 +15,7 @@
 import { createHash } from 'node:crypto';
 import { symmetricEigenvectors } from '../linalg.ts';
 import { yeoJohnson, yeoJohnsonLambda } from './tabicl-ensemble.ts';
+import { isConstant } from './tabicl-preprocess.ts';
 
 /** A column: training rows first, then the test rows. */
 export type Column = Float64Array;
@@ -35,17 +36,17 @@ function meanVar(values: ArrayLike<number>, n: number): { mean: number; variance
   return { mean, variance: (sq - (correction * correction) / n) / n };
 }
 
-/** sklearn's `_is_constant_feature`. */
-function isConstant(variance: number, mean: number, n: number): boolean {
-  return variance <= n * EPS * variance + (n * mean * EPS) ** 2;
-}
-
-/** Non-finite values to the mean of the finite training values (0 where there is none): `_make_finite_steps`. */
-function imputeNonFinite(x: Column, train: number): Column {
+/** The mean of the finite values among the first `n` (0 where there is none): what `_make_finite_steps` fills with. */
+function finiteMean(x: ArrayLike<number>, n: number): number {
   let sum = 0;
   let count = 0;
-  for (let i = 0; i < train; i++) if (Number.isFinite(x[i])) ((sum += x[i]), count++);
-  const fill = count ? sum / count : 0;
+  for (let i = 0; i < n; i++) if (Number.isFinite(x[i])) ((sum += x[i]), count++);
+  return count ? sum / count : 0;
+}
+
+/** Non-finite values to the mean of the finite training values: `_make_finite_steps`. */
+function imputeNonFinite(x: Column, train: number): Column {
+  const fill = finiteMean(x, train);
   return x.map((v) => (Number.isFinite(v) ? v : fill));
 }
 
@@ -133,18 +134,12 @@ export function fitSafePower(x: Column, train: number): PowerScaler {
   // PowerTransformer: a constant column keeps lambda 1 (NaN moments are never constant).
   const lambda = !Number.isNaN(raw.variance) && isConstant(raw.variance, raw.mean, train) ? 1 : finiteRows.length ? yeoJohnsonLambda(finiteRows) : 1;
   const transformed = Array.from(fitted, (v) => yeoJohnson(v, lambda));
-  let sum = 0;
-  let count = 0;
-  for (const v of transformed) if (Number.isFinite(v)) ((sum += v), count++);
-  const fill = count ? sum / count : 0;
+  const fill = finiteMean(transformed, train);
   const finite = transformed.map((v) => (Number.isFinite(v) ? v : fill));
   const { mean, variance } = meanVar(finite, train);
   const scale = isConstant(variance, mean, train) ? 1 : Math.sqrt(variance);
   const scaled = finite.map((v) => (v - mean) / scale);
-  let sum2 = 0;
-  let count2 = 0;
-  for (const v of scaled) if (Number.isFinite(v)) ((sum2 += v), count2++);
-  return { lambda, fill, mean, scale, fill2: count2 ? sum2 / count2 : 0 };
+  return { lambda, fill, mean, scale, fill2: finiteMean(scaled, train) };
 }
 
 export function applySafePower(p: PowerScaler, x: ArrayLike<number>): Float64Array {
