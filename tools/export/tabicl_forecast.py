@@ -31,7 +31,7 @@ import pandas as pd
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import clean_onnx, ensure_dir, package_versions, randomize_, to_json_array, write_manifest, write_reference, ONNX_FILE, OPSET  # noqa: E402
+from common import clean_onnx, ensure_dir, layer_norm_scales_near_one_, package_versions, randomize_, to_json_array, write_manifest, write_reference, ONNX_FILE, OPSET  # noqa: E402
 
 MODEL_NAME = "tabicl"
 # TabICLRegressor's ensemble defaults (tabicl 2.2.0), which the adapter implements and the reference
@@ -77,11 +77,7 @@ def _randomize(model: torch.nn.Module, seed: int) -> None:
     escape randomize_'s name patterns, and scales near 0 would make the outputs nearly constant
     across rows, a weak test of the featurisation."""
     randomize_(model, seed)
-    gen = torch.Generator().manual_seed(seed + 1)
-    with torch.no_grad():
-        for module in model.modules():
-            if isinstance(module, torch.nn.LayerNorm) and module.weight is not None:
-                module.weight.copy_(1.0 + 0.1 * torch.randn(module.weight.shape, generator=gen))
+    layer_norm_scales_near_one_(model, seed + 1)
 
 
 def load_checkpoint(path: str) -> torch.nn.Module:

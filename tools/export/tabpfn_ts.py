@@ -40,7 +40,7 @@ import pandas as pd
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import clean_onnx, ensure_dir, package_versions, randomize_, write_manifest, ONNX_FILE, OPSET  # noqa: E402
+from common import clean_onnx, ensure_dir, layer_norm_scales_near_one_, package_versions, randomize_, write_manifest, ONNX_FILE, OPSET  # noqa: E402
 
 MODEL_NAME = "tabpfn-ts"
 # TabPFNTSPipeline's defaults (tabpfn-time-series 1.0.10): max_context_length 4096, the median as the point.
@@ -95,14 +95,10 @@ def tiny_model(seed: int) -> TabPFNModel:
     """The v2 architecture of the package's own code in a tiny configuration, fixed random weights."""
     model = TabPFNModel(TINY_CONFIG, _borders(TINY_CONFIG["num_buckets"]), TINY_CONTEXT)
     randomize_(model.net, seed)
-    gen = torch.Generator().manual_seed(seed + 1)
     with torch.no_grad():
         # The decoder's last layer scaled down: logits of a few units, as a trained head's.
-        last = model.net.decoder_dict["standard"][-1]
-        last.weight.mul_(0.5)
-        for module in model.net.modules():
-            if isinstance(module, torch.nn.LayerNorm) and module.weight is not None:
-                module.weight.copy_(1.0 + 0.1 * torch.randn(module.weight.shape, generator=gen))
+        model.net.decoder_dict["standard"][-1].weight.mul_(0.5)
+    layer_norm_scales_near_one_(model.net, seed + 1)
     return model
 
 
