@@ -12,7 +12,7 @@ function plainNelderMead(f: (x: Float64Array) => number, start: Float64Array, { 
   const n = start.length;
   const [gamma, rho, sigma] = [1 + 2 / n, 0.75 - 1 / (2 * n), 1 - 1 / n];
   const clamp = (x: Float64Array) => x.map((v, i) => Math.min(Math.max(v, lower[i]), upper[i]));
-  const simplex = Array.from({ length: n + 1 }, () => clamp(Float64Array.from(start)));
+  const simplex: Float64Array[] = Array.from({ length: n + 1 }, () => clamp(Float64Array.from(start)));
   for (let i = 0; i < n; i++) simplex[i][i] = Math.min(Math.max(simplex[i][i] === 0 ? 1e-4 : simplex[i][i] * 1.05, lower[i]), upper[i]);
   const values = simplex.map(f);
   const order = simplex.map((_, i) => i);
