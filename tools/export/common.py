@@ -11,6 +11,7 @@ import json
 import math
 import time
 import os
+from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -189,3 +190,37 @@ def numeric_xreg_cases(rng: np.random.RandomState) -> list[dict[str, Any]]:
             series.append({"target": target, "future": {"price": price, "promo": promo}})
         out.append({"name": name, "horizon": horizon, "series": series})
     return out
+
+
+def seasonal_maker(rng: np.random.RandomState) -> Callable[..., np.ndarray]:
+    """Noisy trending seasonal series, each drawing its amplitude, phase and noise from `rng` in
+    that order (the feature-table models' reference cases)."""
+
+    def seasonal(n: int, period: float, level: float = 100.0, slope: float = 0.2) -> np.ndarray:
+        t = np.arange(n, dtype=np.float64)
+        return level + slope * t + rng.uniform(5, 15) * np.sin(2 * np.pi * t / period + rng.uniform(0, 6)) + rng.normal(0, 1.5, n)
+
+    return seasonal
+
+
+def hourly_series(target: Any, start: str = "2024-03-09 05:00") -> dict[str, Any]:
+    return {"start": start, "freq": "h", "target": target}
+
+
+def feature_table_cases(seasonal: Callable[..., np.ndarray], context: int) -> list[dict[str, Any]]:
+    """The reference cases tabicl and tabpfn-ts share, before their covariate cases: hourly and
+    daily series with seasons, missing values, short histories, a long horizon and a history past
+    the `context`. Draws from `seasonal`'s generator in a fixed order, so a script's later cases
+    continue from the same state."""
+    cases = [{"name": "basic", "horizon": 12, "series": [hourly_series(seasonal(40, 24)), hourly_series(seasonal(36, 12, 50), "2023-12-31 20:00")]}]
+    gaps = seasonal(44, 24)
+    gaps[[0, 1, 10, 11, 12, 30]] = np.nan
+    single = np.full(20, np.nan)
+    single[5] = 42.0
+    cases.append({"name": "missing_values", "horizon": 8, "series": [hourly_series(gaps), hourly_series(single)]})
+    cases.append({"name": "short_histories", "horizon": 6, "series": [hourly_series(seasonal(n, 24)) for n in (3, 5, 9)]})
+    cases.append({"name": "long_horizon", "horizon": 120, "series": [hourly_series(seasonal(40, 24))]})
+    cases.append({"name": "longer_than_context", "horizon": 10, "series": [hourly_series(seasonal(150, 24)), hourly_series(seasonal(context + 1, 12))]})
+    daily = [{"start": "2023-12-20", "freq": "D", "target": seasonal(45, 7, 300, 1.0)}, {"start": "2024-02-25", "freq": "D", "target": seasonal(30, 7, 20, 0.0)}]
+    cases.append({"name": "daily", "horizon": 14, "series": daily})
+    return cases

@@ -31,7 +31,7 @@ import pandas as pd
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import clean_onnx, ensure_dir, layer_norm_scales_near_one_, package_versions, randomize_, to_json_array, write_manifest, write_reference, ONNX_FILE, OPSET  # noqa: E402
+from common import clean_onnx, ensure_dir, feature_table_cases, hourly_series, layer_norm_scales_near_one_, package_versions, randomize_, seasonal_maker, to_json_array, write_manifest, write_reference, ONNX_FILE, OPSET  # noqa: E402
 
 MODEL_NAME = "tabicl"
 # TabICLRegressor's ensemble defaults (tabicl 2.2.0), which the adapter implements and the reference
@@ -252,33 +252,18 @@ def reference_cases() -> list[dict[str, Any]]:
     """Fixed inputs: hourly and daily series with seasons, missing values, short histories, a long
     horizon, a history past the context, known-future covariates, tail levels and a batch."""
     rng = np.random.RandomState(7)
-
-    def seasonal(n: int, period: float, level: float = 100.0, slope: float = 0.2) -> np.ndarray:
-        t = np.arange(n, dtype=np.float64)
-        return level + slope * t + rng.uniform(5, 15) * np.sin(2 * np.pi * t / period + rng.uniform(0, 6)) + rng.normal(0, 1.5, n)
-
-    hourly = lambda target, start="2024-03-09 05:00": {"start": start, "freq": "h", "target": target}
-    cases = [{"name": "basic", "horizon": 12, "series": [hourly(seasonal(40, 24)), hourly(seasonal(36, 12, 50), "2023-12-31 20:00")]}]
-    gaps = seasonal(44, 24)
-    gaps[[0, 1, 10, 11, 12, 30]] = np.nan
-    single = np.full(20, np.nan)
-    single[5] = 42.0
-    cases.append({"name": "missing_values", "horizon": 8, "series": [hourly(gaps), hourly(single)]})
-    cases.append({"name": "short_histories", "horizon": 6, "series": [hourly(seasonal(n, 24)) for n in (3, 5, 9)]})
-    cases.append({"name": "long_horizon", "horizon": 120, "series": [hourly(seasonal(40, 24))]})
-    cases.append({"name": "longer_than_context", "horizon": 10, "series": [hourly(seasonal(150, 24)), hourly(seasonal(TINY_CONTEXT + 1, 12))]})
-    daily = [{"start": "2023-12-20", "freq": "D", "target": seasonal(45, 7, 300, 1.0)}, {"start": "2024-02-25", "freq": "D", "target": seasonal(30, 7, 20, 0.0)}]
-    cases.append({"name": "daily", "horizon": 14, "series": daily})
+    seasonal = seasonal_maker(rng)
+    cases = feature_table_cases(seasonal, TINY_CONTEXT)
     covariate_series = []
     for n in (40, 30):
         t = np.arange(n + 10)
         price = 10 + 3 * np.sin(2 * np.pi * t / 24) + rng.normal(0, 0.3, n + 10)
         promo = ((t % 5) == 0).astype(np.float64)
         target = 50 + 2.5 * price[:n] + 8 * promo[:n] + rng.normal(0, 1, n)
-        covariate_series.append({**hourly(target), "future": {"price": price, "promo": promo}})
+        covariate_series.append({**hourly_series(target), "future": {"price": price, "promo": promo}})
     cases.append({"name": "covariates", "horizon": 10, "series": covariate_series})
-    cases.append({"name": "tail_levels", "horizon": 5, "levels": [0.0005, 0.01, 0.25, 0.5, 0.75, 0.999, 0.9999], "series": [hourly(seasonal(40, 24))]})
-    cases.append({"name": "batch_of_40", "horizon": 6, "series": [hourly(seasonal(int(rng.randint(20, 60)), float(rng.choice([6, 12, 24])))) for _ in range(40)]})
+    cases.append({"name": "tail_levels", "horizon": 5, "levels": [0.0005, 0.01, 0.25, 0.5, 0.75, 0.999, 0.9999], "series": [hourly_series(seasonal(40, 24))]})
+    cases.append({"name": "batch_of_40", "horizon": 6, "series": [hourly_series(seasonal(int(rng.randint(20, 60)), float(rng.choice([6, 12, 24])))) for _ in range(40)]})
     return cases
 
 

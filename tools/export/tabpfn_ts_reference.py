@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import ensure_dir, package_versions, to_json_array, write_reference  # noqa: E402
+from common import ensure_dir, feature_table_cases, hourly_series, package_versions, seasonal_maker, to_json_array, write_reference  # noqa: E402
 from tabpfn_ts import MODEL_NAME, QUANTILES, REGRESSOR, TINY_CONTEXT, TabPFNModel, _pipeline, checkpoint_path, forecast_frames  # noqa: E402
 
 
@@ -140,23 +140,8 @@ def reference_cases() -> list[dict[str, Any]]:
     horizon, a history past the context, numeric and string known-future covariates, tail levels
     and a batch."""
     rng = np.random.RandomState(7)
-
-    def seasonal(n: int, period: float, level: float = 100.0, slope: float = 0.2) -> np.ndarray:
-        t = np.arange(n, dtype=np.float64)
-        return level + slope * t + rng.uniform(5, 15) * np.sin(2 * np.pi * t / period + rng.uniform(0, 6)) + rng.normal(0, 1.5, n)
-
-    hourly = lambda target, start="2024-03-09 05:00": {"start": start, "freq": "h", "target": target}
-    cases = [{"name": "basic", "horizon": 12, "series": [hourly(seasonal(40, 24)), hourly(seasonal(36, 12, 50), "2023-12-31 20:00")]}]
-    gaps = seasonal(44, 24)
-    gaps[[0, 1, 10, 11, 12, 30]] = np.nan
-    single = np.full(20, np.nan)
-    single[5] = 42.0
-    cases.append({"name": "missing_values", "horizon": 8, "series": [hourly(gaps), hourly(single)]})
-    cases.append({"name": "short_histories", "horizon": 6, "series": [hourly(seasonal(n, 24)) for n in (3, 5, 9)]})
-    cases.append({"name": "long_horizon", "horizon": 120, "series": [hourly(seasonal(40, 24))]})
-    cases.append({"name": "longer_than_context", "horizon": 10, "series": [hourly(seasonal(150, 24)), hourly(seasonal(TINY_CONTEXT + 1, 12))]})
-    daily = [{"start": "2023-12-20", "freq": "D", "target": seasonal(45, 7, 300, 1.0)}, {"start": "2024-02-25", "freq": "D", "target": seasonal(30, 7, 20, 0.0)}]
-    cases.append({"name": "daily", "horizon": 14, "series": daily})
+    seasonal = seasonal_maker(rng)
+    cases = feature_table_cases(seasonal, TINY_CONTEXT)
     numeric, strings = [], []
     # 120 rows: past the regressor's 100, where a numeric column of under 4 values is categorical.
     for n in (40, 120):
@@ -164,14 +149,14 @@ def reference_cases() -> list[dict[str, Any]]:
         price = 10 + 3 * np.sin(2 * np.pi * t / 24) + rng.normal(0, 0.3, n + 10)
         promo = ((t % 5) == 0).astype(np.float64)
         target = 50 + 2.5 * price[:n] + 8 * promo[:n] + rng.normal(0, 1, n)
-        numeric.append({**hourly(target), "future": {"price": price, "promo": promo}})
+        numeric.append({**hourly_series(target), "future": {"price": price, "promo": promo}})
         shift = np.array(["night", "day", "day", "evening"], dtype=object)[(t // 6) % 4]
         level = np.where(shift == "day", 20.0, np.where(shift == "evening", 10.0, 0.0))
-        strings.append({**hourly(60 + level[:n] + rng.normal(0, 1, n)), "future": {"shift": shift, "price": price}})
+        strings.append({**hourly_series(60 + level[:n] + rng.normal(0, 1, n)), "future": {"shift": shift, "price": price}})
     cases.append({"name": "covariates", "horizon": 10, "series": numeric})
     cases.append({"name": "string_covariates", "horizon": 10, "series": strings})
-    cases.append({"name": "tail_levels", "horizon": 5, "levels": [0.001, 0.01, 0.25, 0.5, 0.75, 0.99, 0.999], "series": [hourly(seasonal(40, 24))]})
-    cases.append({"name": "batch_of_20", "horizon": 6, "series": [hourly(seasonal(int(rng.randint(20, 60)), float(rng.choice([6, 12, 24])))) for _ in range(20)]})
+    cases.append({"name": "tail_levels", "horizon": 5, "levels": [0.001, 0.01, 0.25, 0.5, 0.75, 0.99, 0.999], "series": [hourly_series(seasonal(40, 24))]})
+    cases.append({"name": "batch_of_20", "horizon": 6, "series": [hourly_series(seasonal(int(rng.randint(20, 60)), float(rng.choice([6, 12, 24])))) for _ in range(20)]})
     return cases
 
 
