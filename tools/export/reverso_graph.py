@@ -1,8 +1,8 @@
 """Reverso's `Model.forward` as an ONNX graph (tools/export/reverso_export.py), checked against
 the reference's forward run with the CPU stand-ins of its kernels (reverso_kernels.py).
 
-torch's TorchScript exporter is used (torch 2.6, the reference's pin), with a symbolic of its
-own for the circular convolution's ONNX DFT nodes (reverso_kernels.CircularConvDFT).
+torch's TorchScript exporter is used (torch 2.6, the reference's pin), on the export forms of
+reverso_kernels.py (the circular convolution's FFTs as matrix products, the chunkwise delta rule).
 """
 
 from __future__ import annotations

@@ -35,13 +35,13 @@ runs without an NVIDIA GPU. Everything else stays the reference's code; exactly 
    the fixture's weights: no parity could be tested. In float32 they agree to 1e-5.
 
 For the ONNX graph (`export_forms()`), the same mathematics in a form ONNX Runtime runs: the
-circular convolution with ONNX's DFT operator (forward transforms of the input and the kernel,
-their product, the inverse transform; a direct convolution with the same kernel gives the same
-sums but costs L^2 per channel), and the delta rule in fla's naive chunkwise form (the same
-mathematics as the recurrence, in chunks of 32; an ONNX Loop over the 2048 steps of the
-recurrence took 19 s per call of 16 rows where the reference takes 3 s). Against the recurrence,
-the chunkwise form differs by 2e-6 of the series' level on the fixture, 7e-7 at Reverso-Small's
-size.
+circular convolution by FFTs written as matrix products (`circular_conv_matmul`: forward
+transforms of the input and the kernel, their product, the inverse transform; a direct
+convolution with the same kernel gives the same sums but costs L^2 per channel), and the delta
+rule in fla's naive chunkwise form (the same mathematics as the recurrence, in chunks of 32; an
+ONNX Loop over the 2048 steps of the recurrence took 19 s per call of 16 rows where the
+reference takes 3 s). Against the recurrence, the chunkwise form differs by 2e-6 of the series'
+level on the fixture, 6e-7 at Reverso-Small's size.
 4. Import only: triton 3.2 (torch 2.6's pin) needs a GPU driver to even decorate fla's kernels;
    `install` sets an inert one (`_NoGPUDriver`) so that fla imports. No triton kernel runs.
 
@@ -55,6 +55,7 @@ import sys
 import types
 from typing import Iterator
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -73,31 +74,55 @@ def export_forms() -> Iterator[None]:
         _EXPORT_FORMS = previous
 
 
-class CircularConvDFT(torch.autograd.Function):
-    """y[t] = sum_j k[j] w[(t - j) mod L] for w [B, C, L], k [C, L]: FFT(w) * FFT(k), inverted.
-    Exported as ONNX DFT nodes (opset 17's DFT, which ONNX Runtime's CPU provider runs); torch
-    computes it with torch.fft for the trace."""
+def _dft_split(n: int) -> tuple[int, int]:
+    """n = n1 * n2 with n2 the largest divisor of n not above sqrt(n) (n2 = 1 for a prime n)."""
+    n2 = max(d for d in range(1, int(n ** 0.5) + 1) if n % d == 0)
+    return n // n2, n2
 
-    @staticmethod
-    def forward(ctx, w: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
-        n = w.shape[-1]
-        return torch.fft.ifft(torch.fft.fft(w, n=n) * torch.fft.fft(k, n=n), n=n).real.to(w.dtype)
 
-    @staticmethod
-    def symbolic(g, w, k):
-        def ints(values):
-            return g.op("Constant", value_t=torch.tensor(values, dtype=torch.int64))
+def _dft_matrices(n: int) -> dict[str, torch.Tensor]:
+    """The constant factors of a length-n DFT split as n = n1 * n2 (computed in float64): the
+    n1-point and n2-point transforms and the twiddles between them, cos and sin apart."""
+    n = int(n)  # a Python number, so that a trace holds the matrices as constants
+    n1, n2 = _dft_split(n)
+    i1, i2 = np.arange(n1, dtype=np.float64), np.arange(n2, dtype=np.float64)
+    a1 = 2 * np.pi * np.outer(i1, i1) / n1  # [k1, n1], symmetric
+    a2 = 2 * np.pi * np.outer(i2, i2) / n2  # [n2, k2], symmetric
+    tw = 2 * np.pi * np.outer(i1, i2) / n  # [k1, n2]
+    parts = {"c1": np.cos(a1), "s1": np.sin(a1), "c2": np.cos(a2), "s2": np.sin(a2), "tc": np.cos(tw), "ts": np.sin(tw), "c1n": np.cos(a1) / n, "s1n": np.sin(a1) / n}
+    return {name: torch.from_numpy(value.astype(np.float32)) for name, value in parts.items()}
 
-        def part(x, i):  # the real (0) or imaginary (1) half of [..., 2], kept as [..., 1]
-            return g.op("Slice", x, ints([i]), ints([i + 1]), ints([-1]))
 
-        w_f = g.op("DFT", g.op("Unsqueeze", w, ints([-1])), axis_i=2)  # [B, C, L, 2]
-        k_f = g.op("DFT", g.op("Unsqueeze", k, ints([-1])), axis_i=1)  # [C, L, 2]
-        a, b, c, d = part(w_f, 0), part(w_f, 1), part(k_f, 0), part(k_f, 1)
-        real = g.op("Sub", g.op("Mul", a, c), g.op("Mul", b, d))
-        imag = g.op("Add", g.op("Mul", a, d), g.op("Mul", b, c))
-        y = g.op("DFT", g.op("Concat", real, imag, axis_i=-1), axis_i=2, inverse_i=1)
-        return g.op("Squeeze", part(y, 0), ints([-1]))
+def _dft(x: torch.Tensor, m: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+    """The DFT of real x [..., n] as matrix products: x[n1 * n2' + j] arranged [n1, n2'] (row
+    n1), the n1-point transform down the columns, the twiddles, the n2-point transform along the
+    rows. X[k1 + n1' * k2] at [k1, k2], real and imaginary parts apart (e^-ia = cos a - i sin a)."""
+    n1, n2 = m["c1"].shape[0], m["c2"].shape[0]
+    w = x.reshape(*x.shape[:-1], n1, n2)
+    ar, ai = m["c1"] @ w, -(m["s1"] @ w)  # [k1, n2]
+    br, bi = ar * m["tc"] + ai * m["ts"], ai * m["tc"] - ar * m["ts"]
+    return br @ m["c2"] + bi @ m["s2"], bi @ m["c2"] - br @ m["s2"]  # [k1, k2]
+
+
+def _real_idft(yr: torch.Tensor, yi: torch.Tensor, m: dict[str, torch.Tensor]) -> torch.Tensor:
+    """The real part of the inverse DFT of Y [..., k1, k2] (the layout `_dft` gives), [..., n]:
+    the same factors in the opposite order with e^+ia."""
+    cr, ci = yr @ m["c2"] - yi @ m["s2"], yi @ m["c2"] + yr @ m["s2"]  # [k1, n2]
+    dr, di = cr * m["tc"] - ci * m["ts"], ci * m["tc"] + cr * m["ts"]
+    y = m["c1n"] @ dr - m["s1n"] @ di  # [n1, n2]
+    return y.reshape(*y.shape[:-2], -1)
+
+
+def circular_conv_matmul(w: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+    """y[t] = sum_j k[j] w[(t - j) mod L] for w [B, C, L], k [C, L]: FFT(w) * FFT(k), inverted,
+    with each transform written as matrix products of its split (Cooley-Tukey in one step, as
+    FlashFFTConv does on the GPU). ONNX Runtime's DFT operator took 8.5 times torch's FFT at
+    Reverso-Small's shapes and a quarter of the graph's time; these products run in its GEMM
+    kernels. The kernel's transform is constant and ONNX Runtime folds it when the graph loads."""
+    m = _dft_matrices(w.shape[-1])
+    wr, wi = _dft(w, m)
+    kr, ki = _dft(k, m)
+    return _real_idft(wr * kr - wi * ki, wr * ki + wi * kr, m)
 
 
 class FlashFFTConv(torch.nn.Module):
@@ -115,7 +140,7 @@ class FlashFFTConv(torch.nn.Module):
         length = u.shape[-1]
         if _EXPORT_FORMS:
             assert length == self.seqlen, "the export form is the circular convolution of Reverso's seqlen == input length"
-            y = CircularConvDFT.apply(u.float(), k.float()).to(u.dtype)
+            y = circular_conv_matmul(u.float(), k.float()).to(u.dtype)
         else:
             n = self.seqlen
             u_f = torch.fft.fft(u.to(torch.float32), n=n)
@@ -129,11 +154,33 @@ def l2norm(x: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
     return x * (1.0 / torch.sqrt((x * x).sum(-1, keepdim=True) + eps))
 
 
+def unit_lower_inverse(a: torch.Tensor, base: int = 8) -> torch.Tensor:
+    """(I - a)^-1 for strictly lower-triangular a [..., c, c], by halves: with the diagonal halves'
+    inverses X11 and X22 (both halves in one recursive call), the lower-left block is X22 a21 X11.
+    Blocks of `base` rows or fewer use fla's forward substitution (row_i = a_i + a_i[:i] @
+    rows[:i], then + I). Both are the usual stable triangular inversions; the halving runs the
+    substitution's 31 dependent steps of a 32-row chunk as 7 steps of four 8-row blocks at once
+    (the 31 steps' growing Concats were a fifth of the graph's time in ONNX Runtime). A sum of
+    powers of a, (I + a)(I + a^2)(I + a^4)..., is not stable: at Reverso-Small's size a^16
+    reaches 5e5 where the inverse stays within 1, and it lost 9% of it."""
+    c = a.shape[-1]
+    if c <= base or c % 2 == 1:
+        rows = [a[..., 0:1, :]]
+        for i in range(1, c):
+            rows.append(a[..., i:i + 1, :] + a[..., i:i + 1, :i] @ torch.cat(rows, dim=-2))
+        return torch.cat(rows, dim=-2) + torch.eye(c, dtype=a.dtype)
+    h = c // 2
+    halves = unit_lower_inverse(torch.stack([a[..., :h, :h], a[..., h:, h:]]), base)
+    x11, x22 = halves[0], halves[1]
+    x21 = x22 @ a[..., h:, :h] @ x11
+    return torch.cat([torch.cat([x11, torch.zeros_like(x11)], dim=-1), torch.cat([x21, x22], dim=-1)], dim=-2)
+
+
 def chunkwise_delta_rule(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, beta: torch.Tensor, chunk: int = DELTA_CHUNK) -> torch.Tensor:
     """fla's naive `delta_rule_chunkwise` (fla/ops/delta_rule/naive.py, 0.4.1; chunks of 32) on
-    [B, H, T, D] inputs, written for export: the in-chunk inverse by the same forward
-    substitution, its rows stacked rather than updated in place, and the first chunk without the
-    (zero) carried state."""
+    [B, H, T, D] inputs, written for export: the in-chunk inverse (I - A)^-1 as a product of
+    powers of A (`unit_lower_inverse`) rather than fla's in-place forward substitution, and the
+    first chunk without the (zero) carried state."""
     heads, length, dk = q.shape[1], q.shape[2], q.shape[3]
     if length % chunk != 0:
         raise ValueError(f"the chunkwise delta rule needs a length divisible by {chunk}, got {length}")
@@ -143,11 +190,7 @@ def chunkwise_delta_rule(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, beta
     k_beta = k * beta[..., None]
     qc, kc, vc, kbc = (x.reshape(-1, heads, n, chunk, x.shape[-1]) for x in (q, k, v, k_beta))
     a = -(kbc @ kc.transpose(-1, -2)) * torch.tril(torch.ones(chunk, chunk), diagonal=-1)
-    # (I - A)^-1 - I row by row: row_i = A_i + A_i[:i] @ rows[:i] (fla's in-place loop)
-    rows = [a[..., 0:1, :]]
-    for i in range(1, chunk):
-        rows.append(a[..., i:i + 1, :] + a[..., i:i + 1, :i] @ torch.cat(rows, dim=-2))
-    inverse = torch.cat(rows, dim=-2) + torch.eye(chunk)
+    inverse = unit_lower_inverse(a)
     u = inverse @ vc
     w = inverse @ kbc
     lower = torch.tril(torch.ones(chunk, chunk))
