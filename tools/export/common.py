@@ -162,12 +162,13 @@ def remove_raw_export(raw: Path) -> None:
         leftover.unlink(missing_ok=True)
 
 
-def save_onnx(program: Any, example: tuple[Any, ...], input_names: list[str], output_names: list[str], folder: Path, name: str, started: float) -> Path:
-    """An exported torch program as the cleaned `model.onnx` of `folder`."""
+def save_onnx(program: Any, example: tuple[Any, ...], input_names: list[str], output_names: list[str], folder: Path, name: str, started: float, optimize: bool = True) -> Path:
+    """An exported torch program as the cleaned `model.onnx` of `folder`; `optimize`: torch.onnx's
+    own graph optimisation (onnxscript's), which ONNX Runtime's at load makes optional."""
     import torch
 
     with torch.no_grad():
-        onnx_program = torch.onnx.export(program, example, input_names=input_names, output_names=output_names, opset_version=OPSET, dynamo=True)
+        onnx_program = torch.onnx.export(program, example, input_names=input_names, output_names=output_names, opset_version=OPSET, dynamo=True, optimize=optimize)
     raw = folder / "model.raw.onnx"
     onnx_program.save(str(raw))
     clean_onnx(raw, folder / ONNX_FILE)

@@ -250,7 +250,10 @@ def export(model: Any, out_dir: Path, version: str, source: str) -> Path:
     started = time.time()
     with torch.no_grad():
         program = torch.export.export(wrapper, (window,), dynamic_shapes=dynamic, strict=False)
-    onnx_path = save_onnx(program, (window,), ["window"], ["quantiles"], folder, MODEL_NAME, started)
+    # torch.onnx's optimiser had not finished after 25 minutes on the released size's unrolled graph
+    # (78,835 nodes); without it the export takes 10 minutes and ONNX Runtime optimises the graph
+    # when it loads (37 s). The tiny fixture keeps it (its graph as committed).
+    onnx_path = save_onnx(program, (window,), ["window"], ["quantiles"], folder, MODEL_NAME, started, optimize=exact)
     check_onnx(model, onnx_path, exact)
     use_reference_recurrence(model)
     return write_manifest(folder, {
