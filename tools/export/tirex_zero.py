@@ -298,7 +298,7 @@ def check_onnx(model: Any, path: Path, exact: bool) -> None:
     # Without torch's order, a float32 value a unit in the last place from torch's flips a
     # bfloat16 rounding now and then (see tirex_exact.py), by about 1e-3 of the level, and over 64
     # steps of 12 blocks the flips add up: at the released size (random weights) the reference's
-    # own recurrence with its product summed in another order (exportable_recurrence in torch)
+    # own recurrence with its product summed in another order (slstm_forward_exportable in torch)
     # moves its forecast by up to 1.0e-2 of the level, and the graph is 2.1e-2 from the reference
     # at worst, 7e-4 typically. So the worst error gets a loose bound and the typical one a tight one.
     limit, typical_limit = (1e-4, 1e-4) if exact else (5e-2, 2e-3)
