@@ -162,6 +162,15 @@ def remove_raw_export(raw: Path) -> None:
         leftover.unlink(missing_ok=True)
 
 
+def torch_optimiser_fits(model: Any) -> bool:
+    """Whether torch.onnx's own graph optimiser (onnxscript's) is worth running on `model`'s
+    export: only for the tiny fixtures (under a million parameters), whose committed graphs it
+    made. On the unrolled recurrences of TiRex's and TiRex-2's released sizes (78,835 nodes for
+    TiRex) it was still running after 10 to 25 minutes; ONNX Runtime optimises a graph itself
+    when it loads it (37 s for that one)."""
+    return sum(p.numel() for p in model.parameters()) < 1_000_000
+
+
 def save_onnx(program: Any, example: tuple[Any, ...], input_names: list[str], output_names: list[str], folder: Path, name: str, started: float, optimize: bool = True) -> Path:
     """An exported torch program as the cleaned `model.onnx` of `folder`; `optimize`: torch.onnx's
     own graph optimisation (onnxscript's), which ONNX Runtime's at load makes optional."""

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from common import ONNX_FILE, clean_onnx, ensure_dir, package_versions, remove_raw_export, series_bank, to_json_array, write_manifest, write_reference
+from common import ONNX_FILE, clean_onnx, ensure_dir, package_versions, remove_raw_export, series_bank, to_json_array, torch_optimiser_fits, write_manifest, write_reference
 from tirex2_graph import Tirex2Graph
 
 MODEL_NAME = "tirex-2"
@@ -162,10 +162,6 @@ def export(model: Any, out_dir: Path, version: str, source: str) -> Path:
     group = torch.tensor([1.0, 1.0, 2.0, 2.0, 3.0])
     target_mask = torch.tensor([True, False, True, False, True])
     rows = Dim("rows", min=1, max=1 << 16)
-    # torch.onnx's own optimiser (onnxscript's) was still running after 10 minutes on the base
-    # size's unrolled graph, as on TiRex's (tirex_zero.py); ONNX Runtime optimises the graph when
-    # it loads. The tiny fixture keeps it (its graph as committed).
-    optimize = sum(p.numel() for p in model.parameters()) < 1_000_000
     started = time.time()
     with torch.no_grad():
         onnx_program = torch.onnx.export(
@@ -176,7 +172,7 @@ def export(model: Any, out_dir: Path, version: str, source: str) -> Path:
             opset_version=18,
             dynamo=True,
             dynamic_shapes={"x": {0: rows}, "group": {0: rows}, "target_mask": {0: rows}},
-            optimize=optimize,
+            optimize=torch_optimiser_fits(model),
         )
     raw = folder / "model.raw.onnx"
     onnx_program.save(str(raw))

@@ -48,7 +48,7 @@ import numpy as np
 import torch
 
 import tirex_exact
-from common import ensure_dir, package_versions, randomize_, save_onnx, series_bank, to_json_array, write_manifest, write_reference
+from common import ensure_dir, package_versions, randomize_, save_onnx, series_bank, to_json_array, torch_optimiser_fits, write_manifest, write_reference
 
 MODEL_NAME = "tirex"
 QUANTILES = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]  # the released NX-AI/TiRex head
@@ -250,10 +250,7 @@ def export(model: Any, out_dir: Path, version: str, source: str) -> Path:
     started = time.time()
     with torch.no_grad():
         program = torch.export.export(wrapper, (window,), dynamic_shapes=dynamic, strict=False)
-    # torch.onnx's optimiser had not finished after 25 minutes on the released size's unrolled graph
-    # (78,835 nodes); without it the export takes 10 minutes and ONNX Runtime optimises the graph
-    # when it loads (37 s). The tiny fixture keeps it (its graph as committed).
-    onnx_path = save_onnx(program, (window,), ["window"], ["quantiles"], folder, MODEL_NAME, started, optimize=exact)
+    onnx_path = save_onnx(program, (window,), ["window"], ["quantiles"], folder, MODEL_NAME, started, optimize=torch_optimiser_fits(model))
     check_onnx(model, onnx_path, exact)
     use_reference_recurrence(model)
     return write_manifest(folder, {
