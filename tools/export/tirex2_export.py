@@ -37,7 +37,7 @@ import numpy as np
 import torch
 
 from common import ONNX_FILE, clean_onnx, ensure_dir, package_versions, remove_raw_export, series_bank, to_json_array, torch_optimiser_fits, write_manifest, write_reference
-from tirex2_graph import Tirex2Graph
+from tirex2_graph import Tirex2Graph, exportable_recurrence
 
 MODEL_NAME = "tirex-2"
 QUANTILES = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]  # TiRex-2's docstring example: 9 levels
@@ -163,7 +163,7 @@ def export(model: Any, out_dir: Path, version: str, source: str) -> Path:
     target_mask = torch.tensor([True, False, True, False, True])
     rows = Dim("rows", min=1, max=1 << 16)
     started = time.time()
-    with torch.no_grad():
+    with torch.no_grad(), exportable_recurrence():
         onnx_program = torch.onnx.export(
             graph,
             (x, group, target_mask),
