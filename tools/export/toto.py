@@ -107,8 +107,25 @@ def load_checkpoint(path: str) -> Any:
     return model.eval()
 
 
+# Datadog/Toto-2.0-22m's architecture, the fields of its published config.json (the package
+# itself has no size presets); `build` recomputes `residual_attn_ratio` for the context, as the
+# checkpoints' own value is for 4096 steps. The 4m checkpoint differs in d_model 256, d_ff 688,
+# 4 heads, groups and layers.
+TOTO2_22M = dict(
+    patch_size=32, d_model=512, d_ff=1368, num_heads=8, num_groups=8, num_layers=6, layer_group_size=6,
+    num_variate_layers_per_group=1, variate_layer_first=False, num_output_patches=1, pre_norm=True,
+    attn_bias=True, mlp_bias=False, qk_dim=64, v_dim=64, qk_norm=False, qk_norm_include_weight=False,
+    norm_include_weight=False, per_dim_scale=True, use_xpos=True, residual_mult=0.75, dropout_p=0.0, norm_eps=1e-4,
+)
+
+
 def base_size_model(seed: int) -> Any:
-    raise SystemExit("toto-2 has no --random-weights size: export a released checkpoint (Datadog/Toto-2.0-4m is the smallest)")
+    """Toto-2.0-22m's architecture with the reference's own seeded initialisation: for speed
+    measurements (`npm run bench -- onnx --models-dir`), never for forecasts."""
+    torch.manual_seed(seed)
+    model = build(TOTO2_22M, REAL_CONTEXT)
+    model.service_context_length = REAL_CONTEXT
+    return model
 
 
 def limit_positions(model: Any, positions: int) -> int:
