@@ -19,8 +19,9 @@ with a mask:
   become a mask (`scale_rows`, `rescale_rows`).
 Everything else is the reference's modules called as they are: the patch tokenizer, the input
 residual block, the RMS norms, the sLSTM (FlashRNN's `vanilla` backend, float32 on the CPU, the
-time loop unrolled, its step states stacked once: `exportable_recurrence`) and mLSTM cells (mlstm_kernels' native chunkwise kernel), the feed-forward
-layers, the attention layer, the output norm, the quantile head and the inverse tokenizer.
+time loop unrolled, its step states stacked once: `exportable_recurrence`) and mLSTM cells
+(mlstm_kernels' native chunkwise kernel), the feed-forward layers, the attention layer, the
+output norm, the quantile head and the inverse tokenizer.
 
 The window length is fixed: `TiRex2._fix_context_size` always pads (NaN, on the left) or cuts
 the input to `context_len + future_len` values, so the loop over patches has a constant count.
