@@ -38,8 +38,9 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
+from unittest import mock
 
 import torch
 from torch import nn
@@ -65,17 +66,11 @@ def stacked_flashrnn_forward(
     return torch.stack(steps, dim=0), state.view(1, batch_dim, num_states, num_heads, head_dim)
 
 
-@contextlib.contextmanager
-def exportable_recurrence() -> Iterator[None]:
+def exportable_recurrence() -> contextlib.AbstractContextManager[Any]:
     """Within: FlashRNN's vanilla backend runs `stacked_flashrnn_forward` (looked up by name in
     `flashrnn.flashrnn.flashrnn` at each call, so swapping that name is enough)."""
     module = importlib.import_module("flashrnn.flashrnn.flashrnn")
-    original = module.flashrnn_forward
-    module.flashrnn_forward = stacked_flashrnn_forward
-    try:
-        yield
-    finally:
-        module.flashrnn_forward = original
+    return mock.patch.object(module, "flashrnn_forward", stacked_flashrnn_forward)
 
 
 def bixlstm_forward(block: Any, x: torch.Tensor, known: torch.Tensor) -> torch.Tensor:
