@@ -58,8 +58,8 @@ export function globalBatchOptions(request: ForecastRequest): GlobalBatchOptions
   const ensemble =
     request.model_config?.model === 'ensemble'
       ? {
-          members: request.model_config.config.members,
-          combination: request.model_config.config.combination,
+          ...(request.model_config.config.members && { members: request.model_config.config.members }),
+          ...(request.model_config.config.combination && { combination: request.model_config.config.combination }),
           windows: request.model_config.config.conformal_windows,
         }
       : undefined;

@@ -4,7 +4,7 @@ import { FREQUENCIES } from './frequencies.ts';
 import { bulkArray } from './bulk-array.ts';
 import { instantMillis } from './time-index.ts';
 import { COMBINATIONS } from '../models/ensemble/combine.ts';
-import { DEFAULT_ENSEMBLE } from '../models/ensemble.ts';
+import { DEFAULT_WINDOWS, LONG_SERIES_PROFILE, SHORT_SERIES_MAX_LENGTH, SHORT_SERIES_MAX_SEASON, SHORT_SERIES_PROFILE } from '../models/ensemble.ts';
 import { ENSEMBLE_MEMBERS } from '../models/registry.ts';
 
 /**
@@ -155,7 +155,9 @@ const mstlConfig = z.strictObject({
   }),
 });
 
-/** The ensemble's settings (models/ensemble.ts); defaults are the measured winner. */
+const shortSeries = `series of at most ${SHORT_SERIES_MAX_LENGTH} observations with a season of at most ${SHORT_SERIES_MAX_SEASON}`;
+
+/** The ensemble's settings (models/ensemble.ts); left out, they are the measured winners for each series' length. */
 const ensembleConfig = z.strictObject({
   model: z.literal('ensemble'),
   config: z.strictObject({
@@ -165,13 +167,17 @@ const ensembleConfig = z.strictObject({
       .min(2)
       .refine((m) => new Set(m).size === m.length, 'members must be distinct')
       .meta({ uniqueItems: true })
-      .default([...DEFAULT_ENSEMBLE.members] as (typeof ENSEMBLE_MEMBERS)[number][])
-      .meta({ description: 'The models combined: statistical models and svc-global.' }),
-    combination: z.enum(COMBINATIONS).default(DEFAULT_ENSEMBLE.combination).meta({
-      description:
-        "`weighted`: each member weighted by the inverse of its mean absolute error in the validation windows of the series' own history; `mean`: equal weights; `median`: the members' median at each step.",
-    }),
-    conformal_windows: z.int().min(2).max(100).default(DEFAULT_ENSEMBLE.windows).meta({
+      .optional()
+      .meta({
+        description: `The models combined: statistical models and svc-global. Left out: ${SHORT_SERIES_PROFILE.members.join(', ')} for ${shortSeries}; ${LONG_SERIES_PROFILE.members.join(', ')} for longer or more seasonal ones.`,
+      }),
+    combination: z
+      .enum(COMBINATIONS)
+      .optional()
+      .meta({
+        description: `\`weighted\`: each member weighted by the inverse of its mean squared error in the validation windows of the series' own history; \`mean\`: equal weights; \`median\`: the members' median at each step. Left out: \`${SHORT_SERIES_PROFILE.combination}\` for ${shortSeries}, \`${LONG_SERIES_PROFILE.combination}\` for the others.`,
+      }),
+    conformal_windows: z.int().min(2).max(100).default(DEFAULT_WINDOWS).meta({
       description:
         "Rolling-origin validation windows inside each history: the members' errors there weigh them, the combination's give its conformal quantiles. A history too short for two windows (2 x horizon + 1 observations) gets equal weights and the mean of the members' own quantiles.",
     }),

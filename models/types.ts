@@ -147,9 +147,10 @@ export interface GlobalBatchOptions {
 export type Combination = 'mean' | 'median' | 'weighted';
 
 export interface EnsembleSettings {
-  /** Member model names (local statistical models and svc-global). */
-  readonly members: readonly string[];
-  readonly combination: Combination;
+  /** Member model names (local statistical models and svc-global); absent: by each series' profile (models/ensemble.ts). */
+  readonly members?: readonly string[];
+  /** Absent: by each series' profile. */
+  readonly combination?: Combination;
   /** Rolling-origin windows for the weights and the conformal quantiles. */
   readonly windows: number;
 }

@@ -17,7 +17,7 @@ const hourly = (extra: Record<string, unknown> = {}) => ({
 });
 
 describe('POST /forecast?model=ensemble', () => {
-  test('default members (aets, theta, mstl, svc-global, seasonal-naive): backtest forecasts with ordered conformal quantiles and metrics', async () => {
+  test('default members for long series (aets, theta, mstl, svc-global, seasonal-naive): backtest forecasts with ordered conformal quantiles and metrics', async () => {
     const res = await post(hourly());
     expect(res.statusCode).toBe(200);
     const body = res.json();
@@ -34,6 +34,26 @@ describe('POST /forecast?model=ensemble', () => {
       });
     }
   });
+
+  test('a short monthly series gets the short-series profile by default: the equal mean of aets, aarima, theta, ces, mstl and svc-global', async () => {
+    // Five years of monthly data with a yearly cycle and a trend (60 observations: short).
+    const index = Array.from({ length: 60 }, (_, t) => `${2019 + Math.floor(t / 12)}-${String((t % 12) + 1).padStart(2, '0')}-01`);
+    const target = index.map((_, t) => 200 + 1.5 * t + 25 * Math.sin((2 * Math.PI * t) / 12) + ((t * 7919) % 11));
+    const body = (config?: Record<string, unknown>) => ({
+      series: [{ target, index }],
+      horizon: 12,
+      freq: 'M',
+      quantiles: [0.1, 0.9],
+      ...(config && { model_config: { model: 'ensemble', config } }),
+    });
+    const byDefault = await post(body());
+    expect(byDefault.statusCode, byDefault.body).toBe(200);
+    const named = await post(body({ members: ['aets', 'aarima', 'theta', 'ces', 'mstl', 'svc-global'], combination: 'mean' }));
+    const longProfile = await post(body({ members: ['aets', 'theta', 'mstl', 'svc-global', 'seasonal-naive'], combination: 'weighted' }));
+    const prediction = (res: typeof byDefault) => res.json().series[0][0].prediction;
+    expect(prediction(byDefault)).toEqual(prediction(named));
+    expect(prediction(byDefault).mean).not.toEqual(prediction(longProfile).mean);
+  }, 60_000);
 
   test('model_config chooses members, combination and windows; the answers differ accordingly', async () => {
     const config = (c: Record<string, unknown>) =>

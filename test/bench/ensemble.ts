@@ -4,23 +4,36 @@
  * on the test part from the same forecasts. Single members get conformal quantiles from their own
  * windows; combinations from the combined windows, as the service computes them.
  *
- *   npm run bench -- ensemble [--dataset hourly|weekly|all] [--members aets,theta,svc-global]
+ *   npm run bench -- ensemble [--dataset hourly|weekly|all|weekly-yearly|...] [--members aets,theta,svc-global]
  *                             [--windows 5] [--every K] [--limit N]
+ *
+ * Besides M4 Hourly and Weekly, the short yearly, quarterly, monthly and daily sets of
+ * accuracy/short-sets.ts: where the ensemble's short-series profile was chosen.
  */
 import { loadM4, M4_NAMES, type M4Name, type M4Series } from '../../datasets/m4.ts';
-import { combineTask, DEFAULT_ENSEMBLE, runMembers, type EnsembleRuns } from '../../models/ensemble.ts';
+import {
+  combineTask,
+  DEFAULT_WINDOWS,
+  defaultProfile,
+  LONG_SERIES_PROFILE,
+  runMembers,
+  SHORT_SERIES_PROFILE,
+  type EnsembleProfile,
+  type EnsembleRuns,
+} from '../../models/ensemble.ts';
 import { COMBINATIONS } from '../../models/ensemble/combine.ts';
 import { ENSEMBLE_MEMBERS, loadMember } from '../../models/registry.ts';
 import type { ForecastOutput, ForecastTask } from '../../models/types.ts';
 import { fmt, fmtCrps, table } from './accuracy/report.ts';
 import { globalTasks } from './accuracy/runs.ts';
 import { invalidOutput, QUANTILE_GRID, score, summarize, type Summary } from './accuracy/scoring.ts';
+import { loadShortSet, SHORT_SETS, shortSetTimes, type ShortSet } from './accuracy/short-sets.ts';
 import { benchOptions } from './options.ts';
 
 const USAGE = `usage: npm run bench -- ensemble [options]
-  --dataset hourly|weekly|all   M4 set(s) (default all)
-  --members LIST                comma-separated, from ${ENSEMBLE_MEMBERS.join(', ')} (default ${DEFAULT_ENSEMBLE.members.join(',')})
-  --windows N                   rolling-origin windows (default ${DEFAULT_ENSEMBLE.windows})
+  --dataset NAME                hourly, weekly or all (M4; default all), or a short set: ${SHORT_SETS.join(', ')}
+  --members LIST                comma-separated, from ${ENSEMBLE_MEMBERS.join(', ')} (default ${LONG_SERIES_PROFILE.members.join(',')}: M4's series are long)
+  --windows N                   rolling-origin windows (default ${DEFAULT_WINDOWS})
   --every K                     every K-th series (1st, (K+1)th, ...)
   --limit N                     first N series (after --every)`;
 
@@ -40,13 +53,16 @@ function singleRuns(runs: EnsembleRuns, k: number): EnsembleRuns {
   return { cuts: runs.cuts, runs: [runs.runs[k]] };
 }
 
-async function runSet(name: M4Name, members: string[], windows: number, every: number, limit: number | undefined): Promise<string> {
-  let series = (await loadM4(name)).filter((_, i) => i % every === 0);
+type SetName = M4Name | ShortSet;
+const isM4 = (name: SetName): name is M4Name => (M4_NAMES as readonly string[]).includes(name);
+
+async function runSet(name: SetName, members: string[], windows: number, every: number, limit: number | undefined): Promise<string> {
+  let series = (await (isM4(name) ? loadM4(name) : loadShortSet(name))).filter((_, i) => i % every === 0);
   if (limit !== undefined) series = series.slice(0, limit);
   const tasks: ForecastTask[] = globalTasks(series, {
     seasonLength: (s) => s.seasonLength,
     seasonLengths: (s) => (s.seasonLength === 24 ? [24, 168] : [s.seasonLength]),
-  });
+  }).map((t) => (isM4(name) ? t : { ...t, times: shortSetTimes(name, t.history.length, t.history.length + t.horizon) }));
   const settings = { modelsDir: '', onnxThreads: 1 };
   const memberCpuMs: number[] = [];
   const loaded = await Promise.all(members.map(async (m) => ({ name: m, model: await loadMember(m, settings) })));
@@ -82,9 +98,40 @@ async function runSet(name: M4Name, members: string[], windows: number, every: n
         totalCpu,
       ),
     );
+  // The service's own choices, where the members ran include them: each profile on every series,
+  // and the default (each series its profile). The global member was trained once on the whole
+  // set here, where the service trains it per profile's group of series.
+  const profileRuns = (p: EnsembleProfile): EnsembleRuns | null =>
+    p.members.every((m) => members.includes(m)) ? { cuts: all.cuts, runs: p.members.map((m) => all.runs[members.indexOf(m)]) } : null;
+  const profiles = [
+    ['short-series profile', SHORT_SERIES_PROFILE],
+    ['long-series profile', LONG_SERIES_PROFILE],
+  ] as const;
+  const cpuOf = (p: EnsembleProfile) => p.members.reduce((sum, m) => sum + memberCpuMs[members.indexOf(m)], 0);
+  for (const [label, profile] of profiles) {
+    const runs = profileRuns(profile);
+    if (runs)
+      rows.push(
+        scoreAll(
+          `${label} (${profile.combination})`,
+          series,
+          tasks.map((t, i) => combineTask(t, i, runs, profile.combination, profile.members)),
+          cpuOf(profile),
+        ),
+      );
+  }
+  const [shortRuns, longRuns] = profiles.map(([, p]) => profileRuns(p));
+  if (shortRuns && longRuns) {
+    const outputs = tasks.map((t, i) => {
+      const profile = defaultProfile(t);
+      return combineTask(t, i, profile === SHORT_SERIES_PROFILE ? shortRuns : longRuns, profile.combination, profile.members);
+    });
+    const shortCount = tasks.filter((t) => defaultProfile(t) === SHORT_SERIES_PROFILE).length;
+    rows.push(scoreAll(`default: each series its profile (${shortCount} short)`, series, outputs, NaN));
+  }
   const best = Math.min(...rows.slice(0, loaded.length).map((r) => r.mase));
   return [
-    `## M4 ${name}, ${series.length} series (every ${every}), members ${members.join(', ')}, ${windows} windows`,
+    `## ${isM4(name) ? `M4 ${name}` : name}, ${series.length} series (every ${every}), members ${members.join(', ')}, ${windows} windows`,
     table(
       ['model', 'sMAPE %', 'MASE', 'vs best member', 'CRPS', 'cover 80%', 'CPU ms/series (1 + windows fits)'],
       rows.map((r) => [r.label, fmt(r.smape, 3), fmt(r.mase, 3), fmt(r.mase / best, 3), fmtCrps(r.crps), fmt(r.coverage80, 3), fmt(r.cpuMsMean, 1)]),
@@ -97,8 +144,8 @@ export async function run(argv: string[]): Promise<void> {
     argv,
     {
       dataset: { type: 'string', default: 'all' },
-      members: { type: 'string', default: DEFAULT_ENSEMBLE.members.join(',') },
-      windows: { type: 'string', default: String(DEFAULT_ENSEMBLE.windows) },
+      members: { type: 'string', default: LONG_SERIES_PROFILE.members.join(',') },
+      windows: { type: 'string', default: String(DEFAULT_WINDOWS) },
       every: { type: 'string', default: '1' },
       limit: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
@@ -111,8 +158,9 @@ export async function run(argv: string[]): Promise<void> {
     console.error(`${msg}\n${USAGE}`);
     process.exitCode = 2;
   };
-  const datasets: M4Name[] = values.dataset === 'all' ? [...M4_NAMES] : [values.dataset as M4Name];
-  if (datasets.some((d) => !M4_NAMES.includes(d))) return fail(`unknown --dataset "${values.dataset}"`);
+  const known: readonly string[] = [...M4_NAMES, ...SHORT_SETS];
+  const datasets: SetName[] = values.dataset === 'all' ? [...M4_NAMES] : [values.dataset as SetName];
+  if (datasets.some((d) => !known.includes(d))) return fail(`unknown --dataset "${values.dataset}"`);
   const members = values.members.split(',').filter(Boolean);
   const bad = members.find((m) => !(ENSEMBLE_MEMBERS as readonly string[]).includes(m));
   if (bad !== undefined || members.length < 2) return fail(`--members needs at least two of ${ENSEMBLE_MEMBERS.join(', ')}; got "${values.members}"`);

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { combineTask, createEnsemble, runMembers } from '../../models/ensemble.ts';
+import { combineTask, createEnsemble, defaultProfile, LONG_SERIES_PROFILE, runMembers, SHORT_SERIES_PROFILE } from '../../models/ensemble.ts';
 import { combine, memberWeights, windowErrors } from '../../models/ensemble/combine.ts';
 import { windowCuts, windowTask } from '../../models/ensemble/members.ts';
 import { loadMember } from '../../models/registry.ts';
@@ -106,4 +106,35 @@ describe('ensemble model', () => {
     expect([...runs.runs[0].full[0]!.mean]).toEqual([19, 19, 19]);
     expect([...combineTask(task(trend(20), 3, 4), 0, runs, 'mean', ['naive']).mean]).toEqual([19, 19, 19]);
   });
+
+  test('without members or combination each series gets its profile: short ones (n <= 150, season <= 12) the equal mean of six, long ones the weighted five', () => {
+    expect(defaultProfile(task(trend(150), 8, 12))).toBe(SHORT_SERIES_PROFILE);
+    expect(defaultProfile(task(trend(151), 8, 12))).toBe(LONG_SERIES_PROFILE);
+    expect(defaultProfile(task(trend(60), 8, 24))).toBe(LONG_SERIES_PROFILE);
+    expect(SHORT_SERIES_PROFILE).toEqual({ members: ['aets', 'aarima', 'theta', 'ces', 'mstl', 'svc-global'], combination: 'mean' });
+    expect(LONG_SERIES_PROFILE).toEqual({ members: ['aets', 'theta', 'mstl', 'svc-global', 'seasonal-naive'], combination: 'weighted' });
+  });
+
+  test('a batch mixing short and long series: each group forecast as if requested alone with its profile named', async () => {
+    // Quarterly-like series with a season and a trend; two short (48 points), one long (200).
+    const wave = (n: number, phase: number) =>
+      Float64Array.from({ length: n }, (_, t) => 50 + 0.4 * t + 6 * Math.sin((2 * Math.PI * (t + phase)) / 4) + ((t * 7919 + phase) % 7) / 3);
+    const withTimes = (history: Float64Array, i: number): ForecastTask => ({
+      ...task(history, 8, 4, [0.1, 0.5, 0.9]),
+      seriesIndex: i,
+      times: Float64Array.from({ length: history.length + 8 }, (_, k) => Date.UTC(2000, 0, 1) + (k - history.length) * 86_400_000 * 91),
+    });
+    const tasks = [withTimes(wave(48, 0), 0), withTimes(wave(200, 1), 1), withTimes(wave(48, 2), 2)];
+    const mixed = await ensemble.forecastBatch(tasks, []);
+    const alone = (p: typeof SHORT_SERIES_PROFILE, ts: ForecastTask[]) =>
+      ensemble.forecastBatch(ts, [], { ensemble: { members: p.members, combination: p.combination, windows: 5 } });
+    const [short0, short2] = await alone(SHORT_SERIES_PROFILE, [tasks[0], tasks[2]]);
+    const [long1] = await alone(LONG_SERIES_PROFILE, [tasks[1]]);
+    expect(mixed[0]).toEqual(short0);
+    expect(mixed[2]).toEqual(short2);
+    expect(mixed[1]).toEqual(long1);
+    // The two profiles really differ on the same short series.
+    const [asLong] = await alone(LONG_SERIES_PROFILE, [tasks[0]]);
+    expect(asLong.mean).not.toEqual(short0.mean);
+  }, 60_000);
 });

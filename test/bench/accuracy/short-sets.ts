@@ -1,0 +1,108 @@
+/**
+ * Short, low-frequency series for the ensemble benchmark, built from the data in `datasets/`:
+ * yearly, quarterly and monthly sets of a few dozen to 144 points (the lengths of the yearly,
+ * quarterly and monthly series users bring most often), which M4 Hourly and Weekly are not.
+ *
+ * - `weekly-yearly`, `weekly-quarterly`: each M4 Weekly series (train and test joined) summed over
+ *   blocks of 52 or 13 weeks, aligned to its end (a partial first block is dropped), the last 47
+ *   or 72 blocks kept; horizon 6 (season 1) and 8 (season 4).
+ * - `weekly-monthly`: the mean of the weeks starting in each calendar month of the files'
+ *   synthetic weekly index (every series starts on 1990-01-01, datasets/README.md), the first and
+ *   last month dropped as partial, the last 144 months kept; horizon 18, season 12. The mean, not
+ *   the sum, so that four- and five-week months compare.
+ * - `hourly-daily`: each M4 Hourly series summed over days (24 hours, aligned to its end): 29 to
+ *   42 days; horizon 14, season 7.
+ * - `r-monthly`, `r-quarterly`: R's monthly and quarterly example series and seeded SARIMA
+ *   simulations (`datasets/r-seasonal.csv.gz`), the last 18 or 8 points held out.
+ *
+ * A series whose training part would be shorter than 12 years, 16 quarters, 30 months or 14 days
+ * is left out. The horizons are the M competitions' for those frequencies.
+ */
+import { loadM4, type M4Series } from '../../../datasets/m4.ts';
+import { loadRSeasonal } from '../../../datasets/r-seasonal.ts';
+
+export const SHORT_SETS = ['weekly-yearly', 'weekly-quarterly', 'weekly-monthly', 'hourly-daily', 'r-monthly', 'r-quarterly'] as const;
+export type ShortSet = (typeof SHORT_SETS)[number];
+
+const DAY_MS = 86_400_000;
+
+function split(id: string, values: ArrayLike<number>, seasonLength: number, horizon: number, keep: number, minTrain: number): M4Series | null {
+  const kept = Float64Array.from(values).slice(-keep);
+  if (kept.length - horizon < minTrain) return null;
+  return { id, seasonLength, horizon, train: kept.slice(0, kept.length - horizon), test: kept.slice(kept.length - horizon) };
+}
+
+/** Sums over consecutive blocks of `block` values, aligned to the end. */
+function blockSums(values: Float64Array, block: number): Float64Array {
+  const count = Math.floor(values.length / block);
+  const offset = values.length - count * block;
+  const out = new Float64Array(count);
+  for (let i = 0; i < count; i++) for (let k = 0; k < block; k++) out[i] += values[offset + i * block + k];
+  return out;
+}
+
+/** Means of the weeks starting in each calendar month (weeks from 1990-01-01), first and last month dropped. */
+function monthMeans(values: Float64Array): Float64Array {
+  const sums: number[] = [];
+  const counts: number[] = [];
+  let month = -1;
+  values.forEach((v, k) => {
+    const d = new Date(Date.UTC(1990, 0, 1) + 7 * k * DAY_MS);
+    const m = d.getUTCFullYear() * 12 + d.getUTCMonth();
+    if (m !== month) {
+      sums.push(0);
+      counts.push(0);
+      month = m;
+    }
+    sums[sums.length - 1] += v;
+    counts[counts.length - 1]++;
+  });
+  return Float64Array.from(sums.slice(1, -1), (s, i) => s / counts[i + 1]);
+}
+
+const joined = (s: M4Series) => Float64Array.from([...s.train, ...s.test]);
+const present = (s: M4Series | null): s is M4Series => s !== null;
+
+export async function loadShortSet(name: ShortSet): Promise<M4Series[]> {
+  switch (name) {
+    case 'weekly-yearly':
+      return (await loadM4('weekly')).map((s) => split(`${s.id}-Y`, blockSums(joined(s), 52), 1, 6, 47, 12)).filter(present);
+    case 'weekly-quarterly':
+      return (await loadM4('weekly')).map((s) => split(`${s.id}-Q`, blockSums(joined(s), 13), 4, 8, 72, 16)).filter(present);
+    case 'weekly-monthly':
+      return (await loadM4('weekly')).map((s) => split(`${s.id}-M`, monthMeans(joined(s)), 12, 18, 144, 30)).filter(present);
+    case 'hourly-daily':
+      return (await loadM4('hourly')).map((s) => split(`${s.id}-D`, blockSums(joined(s), 24), 7, 14, 60, 14)).filter(present);
+    case 'r-monthly':
+    case 'r-quarterly': {
+      const freq = name === 'r-monthly' ? 12 : 4;
+      return loadRSeasonal()
+        .filter((s) => s.freq === freq)
+        .map((s) => split(s.id, s.y, freq, freq === 12 ? 18 : 8, s.y.length, 1))
+        .filter(present);
+    }
+  }
+}
+
+/** Steps of each set's calendar: months for the yearly, quarterly and monthly sets, days for the daily one. */
+const STEP: Record<ShortSet, { months: number } | { days: number }> = {
+  'weekly-yearly': { months: 12 },
+  'weekly-quarterly': { months: 3 },
+  'weekly-monthly': { months: 1 },
+  'hourly-daily': { days: 1 },
+  'r-monthly': { months: 1 },
+  'r-quarterly': { months: 3 },
+};
+
+/**
+ * A regular calendar index of `length` steps of the set's frequency, the history's last step on
+ * 2020-01-01, so that a global model sees the calendar features a request of that frequency
+ * carries (none for yearly steps, the month for monthly ones).
+ */
+export function shortSetTimes(name: ShortSet, historyLength: number, length: number): Float64Array {
+  const step = STEP[name];
+  return Float64Array.from({ length }, (_, k) => {
+    const back = historyLength - 1 - k;
+    return 'months' in step ? Date.UTC(2020, -back * step.months, 1) : Date.UTC(2020, 0, 1 - back * step.days);
+  });
+}
