@@ -1,9 +1,12 @@
 /**
- * `npm run bench -- arima-speed [--reps 1] [--only id,id...] [--no-r]`
+ * `npm run bench -- arima-speed [--dataset r-seasonal] [--reps 1] [--only id,id...] [--no-r]`
  *
  * CPU time of `aarima` against R's forecast::auto.arima() on short seasonal series, the kind
  * auto.arima is most often run on: `datasets/r-seasonal.csv.gz`, 33 monthly and quarterly series
- * (R's bundled examples and seeded SARIMA simulations; see tools/reference/r-seasonal-set.R).
+ * (R's bundled examples and seeded SARIMA simulations; see tools/reference/r-seasonal-set.R), or
+ * with `--dataset weekly-monthly` / `weekly-quarterly` the short sets built from M4 Weekly
+ * (accuracy/short-sets.ts: 294 monthly series of 58 to 144 points, 286 quarterly ones of 27 to 72),
+ * whole (history and holdout), handed to R as a file of the same format.
  *
  * Per series: CPU time (user + system, process.cpuUsage) of one `aarima.forecast` call (fit and
  * forecast, horizon 2 x freq, quantiles 0.1 and 0.9), and in the same run R's `auto.arima(y)` then
@@ -15,15 +18,29 @@
  * Target: total CPU ours / R <= 0.5.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadRSeasonal, R_SEASONAL_PATH, type RSeasonalSeries as Series } from '../../datasets/r-seasonal.ts';
 import { aarima } from '../../models/aarima.ts';
 import { autoArima } from '../../models/arima/search.ts';
+import { gzipSync } from 'node:zlib';
+import { loadShortSet } from './accuracy/short-sets.ts';
 import { benchOptions } from './options.ts';
+import { ensureRForecast } from './peer-reference.ts';
 
-const USAGE = 'usage: npm run bench -- arima-speed [--reps 1] [--only id,id...] [--no-r]';
+const USAGE = 'usage: npm run bench -- arima-speed [--dataset r-seasonal|weekly-monthly|weekly-quarterly] [--reps 1] [--only id,id...] [--no-r]';
+const DATASETS = ['r-seasonal', 'weekly-monthly', 'weekly-quarterly'] as const;
+
+/** The series of a --dataset, and the r-seasonal-format file R reads them from (written to `dir` for a built set). */
+async function loadSet(name: (typeof DATASETS)[number], dir: string): Promise<{ set: Series[]; path: string }> {
+  if (name === 'r-seasonal') return { set: loadRSeasonal(), path: R_SEASONAL_PATH };
+  const set = (await loadShortSet(name)).map((s) => ({ id: s.id, freq: s.seasonLength, y: Float64Array.from([...s.train, ...s.test]) }));
+  const path = join(dir, `${name}.csv.gz`);
+  const rows = set.flatMap((s) => Array.from(s.y, (v) => `${s.id},${s.freq},${v}`));
+  writeFileSync(path, gzipSync(['unique_id,freq,y', ...rows].join('\n') + '\n'));
+  return { set, path };
+}
 const R_SCRIPT = new URL('./peers/arima-speed.R', import.meta.url).pathname;
 const TARGET = 0.5;
 
@@ -91,21 +108,41 @@ function range(y: Float64Array): number {
 }
 
 export async function run(argv: string[]): Promise<void> {
-  const values = benchOptions(argv, { reps: { type: 'string', default: '1' }, only: { type: 'string' }, 'no-r': { type: 'boolean', default: false } }, USAGE);
+  const values = benchOptions(
+    argv,
+    {
+      dataset: { type: 'string', default: 'r-seasonal' },
+      reps: { type: 'string', default: '1' },
+      only: { type: 'string' },
+      'no-r': { type: 'boolean', default: false },
+    },
+    USAGE,
+  );
   if (!values) return;
   const reps = Number(values.reps);
-  if (!Number.isInteger(reps) || reps < 1) {
+  const dataset = values.dataset as (typeof DATASETS)[number];
+  if (!Number.isInteger(reps) || reps < 1 || !DATASETS.includes(dataset)) {
     console.error(USAGE);
     process.exitCode = 2;
     return;
   }
-  let set = loadRSeasonal();
-  if (values.only) {
-    const keep = new Set(values.only.split(','));
+  const dir = mkdtempSync(join(tmpdir(), 'arima-speed-set-'));
+  try {
+    await compare(dataset, dir, reps, values.only, values['no-r']);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function compare(dataset: (typeof DATASETS)[number], dir: string, reps: number, only: string | undefined, noR: boolean): Promise<void> {
+  const loaded = await loadSet(dataset, dir);
+  let set = loaded.set;
+  if (only) {
+    const keep = new Set(only.split(','));
     set = set.filter((s) => keep.has(s.id));
   }
   if (set.length === 0) {
-    console.error(`no series of ${R_SEASONAL_PATH} selected`);
+    console.error(`no series of ${dataset} selected`);
     process.exitCode = 2;
     return;
   }
@@ -131,13 +168,13 @@ export async function run(argv: string[]): Promise<void> {
   });
 
   let peer: Map<string, RResult> | null = null;
-  if (!values['no-r']) {
-    const r = runR(R_SEASONAL_PATH, reps);
+  if (!noR) {
+    const r = ensureRForecast() ? runR(loaded.path, reps) : 'R with the forecast package could not be installed (scripts/ensure-r-forecast.sh)';
     if (typeof r === 'string') console.error(`R reference skipped: ${r}`);
     else peer = r;
   }
 
-  console.log(`arima-speed: ${set.length} series of ${R_SEASONAL_PATH}, CPU seconds of fit + forecast (h = 2 x freq), least of ${reps} run(s)`);
+  console.log(`arima-speed: ${set.length} series of ${dataset}, CPU seconds of fit + forecast (h = 2 x freq), least of ${reps} run(s)`);
   console.log(
     `${'series'.padEnd(15)} ${'n'.padStart(4)} ${'m'.padStart(3)} ${'ours'.padStart(8)} ${'R'.padStart(8)} ${'ratio'.padStart(6)}  ${'our model'.padEnd(26)} ${'R model'.padEnd(26)} same  mean diff / range`,
   );

@@ -32,11 +32,18 @@ export type PeerResults = Record<string, Map<string, PeerResult>>;
 /** Single-threaded numerics on the peer's side, so per-series times compare with ours. */
 const SINGLE_THREAD_ENV = { OMP_NUM_THREADS: '1', OPENBLAS_NUM_THREADS: '1', MKL_NUM_THREADS: '1', BLIS_NUM_THREADS: '1', NUMBA_NUM_THREADS: '1' };
 
+/** Installs R's forecast package on first use where it can (a benchmark tool only); false when R stays unavailable. */
+export function ensureRForecast(): boolean {
+  const ensured = spawnSync('bash', [new URL('../../scripts/ensure-r-forecast.sh', import.meta.url).pathname], { stdio: ['ignore', 'ignore', 'inherit'] });
+  return ensured.status === 0;
+}
+
 export const R_PEER: Peer = {
   name: 'R',
   methods: ['ets', 'auto.arima'],
   script: new URL('./peers/accuracy.R', import.meta.url).pathname,
   locate: () => {
+    if (!ensureRForecast()) return { unavailable: 'Rscript cannot load the forecast package (scripts/ensure-r-forecast.sh)' };
     const r = spawnSync(
       'Rscript',
       ['-e', 'suppressPackageStartupMessages(library(forecast)); cat(as.character(packageVersion("forecast")), R.version$major, R.version$minor)'],
