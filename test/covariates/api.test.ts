@@ -19,6 +19,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await app.close();
+  fs.rmSync(floatDir, { recursive: true, force: true });
 });
 
 const post = (body: unknown, model = 'svc-global') => app.inject({ method: 'POST', url: `/forecast?model=${model}`, headers: AUTH, payload: body as object });

@@ -54,12 +54,12 @@ describe.skipIf('missing' in chromium)(suite, () => {
   let base: string;
   let browser: Browser;
   let page: Page;
-  let files: string;
+  // tempDir registers its own removal, so it is called here, at the suite's level, not in a hook.
+  const files = tempDir('dashboard-test-');
   let shots: string;
   let jobId: string;
 
   beforeAll(async () => {
-    files = tempDir('dashboard-test-');
     shots = screenshotFolder();
     stack = await startJobsStack(testConfig(), 'dashboard-test', 4);
     base = await listen(stack.app);
