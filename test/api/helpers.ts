@@ -1,6 +1,3 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll } from 'vitest';
 import type { KeyResolver } from '../../api/auth.ts';
@@ -10,12 +7,13 @@ import { loadConfig, type Config } from '../../config.ts';
 import type { Engine } from '../../engine/engine.ts';
 import { EngineError } from '../../engine/errors.ts';
 import { httpFieldErrors, STABLE_ROOTS, STATUS_OF_KIND, type FieldRoots } from '../../api/problem.ts';
+import { testTempDir } from '../temp-root.ts';
 
 export const KEY = 'test-key-alice';
 export const AUTH = { authorization: `Bearer ${KEY}` };
 
 export function tempDataDir(): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), 'forecast-test-'));
+  return testTempDir('forecast-test-');
 }
 
 export function testConfig(overrides: Partial<Config> = {}): Config {

@@ -1,10 +1,10 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import type { FastifyInstance } from 'fastify';
 import { afterAll } from 'vitest';
 import { AUTH } from '../api/helpers.ts';
+import { testTempDir } from '../temp-root.ts';
 
 /**
  * Uploads for the beta tests, made by writers other than the service's own code: DuckDB's
@@ -48,7 +48,8 @@ export function postBeta(app: FastifyInstance, parts: Part[], model = 'naive') {
 
 /** A temporary directory for the calling test file, removed after its tests (call at file level). */
 export function tempDir(prefix = 'beta-test-'): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  // Under the run's temp root, which goes at the end even where this afterAll cannot be registered (in a hook).
+  const dir = testTempDir(prefix);
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
   return dir;
 }

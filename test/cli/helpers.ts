@@ -1,9 +1,9 @@
 import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
+import { testTempDir } from '../temp-root.ts';
 
 /** Runs the `forecast` CLI as its users do: the package's executable (bin/forecast.mjs), as a child process. */
 
@@ -41,7 +41,7 @@ export function startForecast(
   return { output: () => ({ stdout, stderr }), exited: new Promise((resolve) => child.on('close', resolve)) };
 }
 
-export const tempDir = (): string => fs.mkdtempSync(path.join(os.tmpdir(), 'forecast-cli-'));
+export const tempDir = (): string => testTempDir('forecast-cli-');
 
 /** Daily sales of a few stores: a level per store, a weekly cycle, a slow trend and fixed noise. */
 export function dailySales(stores: string[], days: number, start = Date.UTC(2024, 0, 1)): { unique_id: string; ds: string; y: number }[] {

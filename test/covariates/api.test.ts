@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import Holidays from 'date-holidays';
 import type { FastifyInstance } from 'fastify';
@@ -7,11 +6,12 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { rng } from '../../models/random.ts';
 import { buildServer } from '../../api/server.ts';
 import { AUTH, testConfig } from '../api/helpers.ts';
+import { testTempDir } from '../temp-root.ts';
 
 let app: FastifyInstance;
 let floatDir: string;
 beforeAll(async () => {
-  floatDir = fs.mkdtempSync(path.join(os.tmpdir(), 'float-api-'));
+  floatDir = testTempDir('float-api-');
   const rows = days('2022-12-01', 500).map((d, i) => `${d},${(10 + Math.sin(i / 9)).toFixed(4)}`);
   fs.writeFileSync(path.join(floatDir, 'weather.csv'), ['date,temperature', ...rows].join('\n'));
   const config = testConfig();

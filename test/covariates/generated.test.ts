@@ -10,6 +10,7 @@ import type { EngineError } from '../../engine/errors.ts';
 import { ForecastRequest } from '../../engine/request-schema.ts';
 import { wallClockMillis } from '../../engine/time-index.ts';
 import { modelEntry } from '../../models/registry.ts';
+import { testTempDir } from '../temp-root.ts';
 
 const days = (from: string, count: number) =>
   Array.from({ length: count }, (_, i) => new Date(Date.parse(`${from}T00:00:00Z`) + i * 86_400_000).toISOString().slice(0, 10));
@@ -167,7 +168,7 @@ describe('float data sources', () => {
   let dir: string;
   const saved = floatSourcesDir;
   beforeAll(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'float-sources-'));
+    dir = testTempDir('float-sources-');
     fs.writeFileSync(path.join(dir, 'weather.csv'), 'date,temp,station\n2024-01-01,1.5,a\n2024-01-02,2.5,a\n2024-01-04,4,a\n2024-01-08,8,a\n');
     floatSourcesDir = dir;
   });
