@@ -21,28 +21,28 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { loadRSeasonal, R_SEASONAL_PATH, type RSeasonalSeries as Series } from '../../datasets/r-seasonal.ts';
 import { aarima } from '../../models/aarima.ts';
 import { autoArima } from '../../models/arima/search.ts';
-import { gzipSync } from 'node:zlib';
-import { loadShortSet } from './accuracy/short-sets.ts';
+import { joined, loadShortSet } from './accuracy/short-sets.ts';
 import { benchOptions } from './options.ts';
 import { ensureRForecast } from './peer-reference.ts';
 
 const USAGE = 'usage: npm run bench -- arima-speed [--dataset r-seasonal|weekly-monthly|weekly-quarterly] [--reps 1] [--only id,id...] [--no-r]';
+const R_SCRIPT = new URL('./peers/arima-speed.R', import.meta.url).pathname;
+const TARGET = 0.5;
 const DATASETS = ['r-seasonal', 'weekly-monthly', 'weekly-quarterly'] as const;
 
 /** The series of a --dataset, and the r-seasonal-format file R reads them from (written to `dir` for a built set). */
 async function loadSet(name: (typeof DATASETS)[number], dir: string): Promise<{ set: Series[]; path: string }> {
   if (name === 'r-seasonal') return { set: loadRSeasonal(), path: R_SEASONAL_PATH };
-  const set = (await loadShortSet(name)).map((s) => ({ id: s.id, freq: s.seasonLength, y: Float64Array.from([...s.train, ...s.test]) }));
+  const set = (await loadShortSet(name)).map((s) => ({ id: s.id, freq: s.seasonLength, y: joined(s) }));
   const path = join(dir, `${name}.csv.gz`);
   const rows = set.flatMap((s) => Array.from(s.y, (v) => `${s.id},${s.freq},${v}`));
   writeFileSync(path, gzipSync(['unique_id,freq,y', ...rows].join('\n') + '\n'));
   return { set, path };
 }
-const R_SCRIPT = new URL('./peers/arima-speed.R', import.meta.url).pathname;
-const TARGET = 0.5;
 
 interface RResult {
   readonly cpu: number;

@@ -108,8 +108,9 @@ async function runSet(name: SetName, members: string[], windows: number, every: 
     ['long-series profile', LONG_SERIES_PROFILE],
   ] as const;
   const cpuOf = (p: EnsembleProfile) => p.members.reduce((sum, m) => sum + memberCpuMs[members.indexOf(m)], 0);
+  const runsOf = new Map(profiles.map(([, p]) => [p, profileRuns(p)]));
   for (const [label, profile] of profiles) {
-    const runs = profileRuns(profile);
+    const runs = runsOf.get(profile);
     if (runs)
       rows.push(
         scoreAll(
@@ -120,11 +121,10 @@ async function runSet(name: SetName, members: string[], windows: number, every: 
         ),
       );
   }
-  const [shortRuns, longRuns] = profiles.map(([, p]) => profileRuns(p));
-  if (shortRuns && longRuns) {
+  if ([...runsOf.values()].every((runs) => runs !== null)) {
     const outputs = tasks.map((t, i) => {
       const profile = defaultProfile(t);
-      return combineTask(t, i, profile === SHORT_SERIES_PROFILE ? shortRuns : longRuns, profile.combination, profile.members);
+      return combineTask(t, i, runsOf.get(profile)!, profile.combination, profile.members);
     });
     const shortCount = tasks.filter((t) => defaultProfile(t) === SHORT_SERIES_PROFILE).length;
     rows.push(scoreAll(`default: each series its profile (${shortCount} short)`, series, outputs, NaN));

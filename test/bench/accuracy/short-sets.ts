@@ -10,7 +10,7 @@
  *   synthetic weekly index (every series starts on 1990-01-01, datasets/README.md), the first and
  *   last month dropped as partial, the last 144 months kept; horizon 18, season 12. The mean, not
  *   the sum, so that four- and five-week months compare.
- * - `hourly-daily`: each M4 Hourly series summed over days (24 hours, aligned to its end): 29 to
+ * - `hourly-daily`: each M4 Hourly series summed over days (24 hours, aligned to its end): 31 to
  *   42 days; horizon 14, season 7.
  * - `r-monthly`, `r-quarterly`: R's monthly and quarterly example series and seeded SARIMA
  *   simulations (`datasets/r-seasonal.csv.gz`), the last 18 or 8 points held out.
@@ -60,7 +60,8 @@ function monthMeans(values: Float64Array): Float64Array {
   return Float64Array.from(sums.slice(1, -1), (s, i) => s / counts[i + 1]);
 }
 
-const joined = (s: M4Series) => Float64Array.from([...s.train, ...s.test]);
+/** A series' history and holdout as one array. */
+export const joined = (s: M4Series) => Float64Array.from([...s.train, ...s.test]);
 const present = (s: M4Series | null): s is M4Series => s !== null;
 
 export async function loadShortSet(name: ShortSet): Promise<M4Series[]> {
