@@ -1,6 +1,4 @@
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import {
@@ -18,6 +16,10 @@ import type { StorageConfig } from '../config.ts';
 import { sqlString } from '../engine/sql.ts';
 import { StoreUnavailableError } from './errors.ts';
 import type { ObjectStore } from './object-store.ts';
+import { removeAbandonedStaging, stagingFile } from './staging-files.ts';
+
+/** The sweep of staging files left by killed processes, once per process (staging-files.ts). */
+let staleStagingSwept: Promise<unknown> | undefined;
 
 /**
  * An S3-compatible bucket (AWS S3, GCS's S3 interoperability, MinIO, Ceph...): JSON objects and
@@ -127,7 +129,9 @@ export class S3Bucket implements ObjectStore {
     // Produced into a local file, then one PUT (a multipart upload when large): cheaper than
     // DuckDB's own multipart upload for the many small parts a job writes, and as whole: the
     // object appears when the upload completes, so a failed write leaves the earlier one, or none.
-    const file = path.join(os.tmpdir(), `store-put-${process.pid}-${Math.random().toString(36).slice(2)}`);
+    staleStagingSwept ??= removeAbandonedStaging().catch(() => undefined);
+    await staleStagingSwept;
+    const file = stagingFile();
     try {
       await produce(file);
       await this.putFile(key, file);

@@ -1,9 +1,12 @@
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { loadConfig } from '../../config.ts';
 import { JobStore } from '../../store/job-store.ts';
+import { S3Bucket } from '../../store/s3-bucket.ts';
 import { AUTH, hourlySeries, tempDataDir, testConfig } from '../api/helpers.ts';
 import { startJobsStack, until, type JobsStack } from '../jobs/temporal-env.ts';
 import { filePart, multipartBody, queryPart, RETAIL, retailQuery, writeParquet } from '../beta/helpers.ts';
@@ -25,6 +28,18 @@ afterAll(async () => {
 });
 
 const analystConnection = () => bucketConnection(minio, 'jobs');
+
+// First in the file: the sweep runs once per process, before its first upload.
+test("a process's first upload removes the staging files a killed one left in the temporary folder", async () => {
+  const ended = spawn(process.execPath, ['-e', '']);
+  await new Promise((resolve) => ended.once('exit', resolve));
+  const leftover = path.join(os.tmpdir(), `store-put-${ended.pid}-left-by-a-killed-worker`);
+  fs.writeFileSync(leftover, 'a chunk part');
+  const bucket = new S3Bucket('jobs', 'staging/', loadConfig(minio.env('jobs')).storage.s3);
+  await bucket.writeWith('objects/one.json', (file) => fs.promises.writeFile(file, '{}'));
+  expect(await bucket.exists('objects/one.json')).toBe(true);
+  expect(fs.existsSync(leftover)).toBe(false);
+});
 
 describe('a store that cannot be used stops the start with a clear message', () => {
   test.each([
