@@ -11,6 +11,7 @@ import path from 'node:path';
  */
 
 const PREFIX = 'store-put-';
+const STAGING_NAME = new RegExp(`^${PREFIX}(\\d+)-`);
 
 /** A fresh staging path in `dir` (the system's temporary folder by default) for this process. */
 export function stagingFile(dir = os.tmpdir()): string {
@@ -30,11 +31,12 @@ function running(pid: number): boolean {
 /**
  * Removes the staging files in `dir` whose process no longer runs; returns their names. Another
  * process's live files are left alone (a reused id keeps a dead one's files until that one ends).
+ * Process ids are this machine's: containers with their own ids need a temporary folder each.
  */
 export async function removeAbandonedStaging(dir = os.tmpdir()): Promise<string[]> {
   const names = await fs.promises.readdir(dir).catch(() => [] as string[]);
   const abandoned = names.filter((name) => {
-    const match = /^store-put-(\d+)-/.exec(name);
+    const match = STAGING_NAME.exec(name);
     return match !== null && Number(match[1]) !== process.pid && !running(Number(match[1]));
   });
   await Promise.all(abandoned.map((name) => fs.promises.rm(path.join(dir, name), { force: true })));

@@ -12,7 +12,7 @@ async function endedProcessId(): Promise<number> {
   return child.pid!;
 }
 
-test("staging files left by a killed process are removed by the next process's first upload; live ones stay", async () => {
+test("the sweep removes the staging files of processes that have ended; its own, a live process's and other files stay", async () => {
   const dir = testTempDir('staging-');
   const sleeper = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60_000)']);
   try {
