@@ -71,8 +71,14 @@ function splitPiece(values: Float32Array, observed: Uint8Array, n: number, conte
 
 /** AddObservedValuesIndicator with DummyValueImputation(0): a covariate row. */
 function covariateRow(values: Float64Array): { values: Float32Array; observed: Uint8Array } {
-  const observed = Uint8Array.from(values, (v) => (Number.isNaN(v) ? 0 : 1));
-  return { values: Float32Array.from(values, (v) => (Number.isNaN(v) ? 0 : v)), observed };
+  const out = new Float32Array(values.length);
+  const observed = new Uint8Array(values.length);
+  for (let i = 0; i < values.length; i++) {
+    const known = !Number.isNaN(values[i]);
+    out[i] = known ? values[i] : 0;
+    observed[i] = known ? 1 : 0;
+  }
+  return { values: out, observed };
 }
 
 /** The packed sequence of one series: what `_convert` gives, one row of the graph's inputs. */
@@ -91,9 +97,10 @@ export function packSequence(m: MoiraiLayout, input: MoiraiInput, horizon: numbe
   const pastTokens = C / P;
   const futureTokens = Math.ceil(horizon / P);
   const n = input.target.length;
-  const rawTarget = Float32Array.from(input.target);
+  const rawTarget = new Float32Array(input.target);
   const target = causalMeanImpute(rawTarget);
-  const targetObserved = Uint8Array.from(rawTarget, (v) => (Number.isNaN(v) ? 0 : 1));
+  const targetObserved = new Uint8Array(n);
+  for (let i = 0; i < n; i++) targetObserved[i] = Number.isNaN(rawTarget[i]) ? 0 : 1;
   const pad = Math.max(C - n, 0);
 
   // Per context patch: padding only (sample id 0), and the time ids of _generate_time_id.

@@ -105,7 +105,10 @@ async function runWindows(
   });
   const quantiles = output(out, 'quantiles', [rows.length, Q, slots]);
   return rows.map((_, r) => {
-    const perLevel = Array.from({ length: Q }, (_, k) => Float64Array.from(quantiles.subarray((r * Q + k) * slots, (r * Q + k) * slots + horizon)));
+    // The row's levels over the horizon, in one buffer (views of it), copied in a plain loop.
+    const kept = new Float64Array(Q * horizon);
+    for (let k = 0; k < Q; k++) for (let t = 0; t < horizon; t++) kept[k * horizon + t] = quantiles[(r * Q + k) * slots + t];
+    const perLevel = Array.from({ length: Q }, (_, k) => kept.subarray(k * horizon, (k + 1) * horizon));
     const atStep = new Float64Array(Q);
     const mean = new Float64Array(horizon);
     for (let t = 0; t < horizon; t++) {

@@ -58,8 +58,10 @@ export function mapQuantiles(
 
 /**
  * The requested levels of every step of a forecast: `channel(k)` holds the model's level k over
- * the steps. One scratch row serves all steps, since adapters call this for every series and
- * step of a batch.
+ * the steps. Adapters call this for every series of a batch, so the work that does not depend on
+ * the values is done once: each requested level's bracket of model levels (`interpolateAt`'s
+ * search) is found before the steps, and one scratch row serves all steps. The arithmetic per
+ * value is `interpolateAt`'s, so the results are the same to the bit.
  */
 export function mapQuantileSteps(
   levels: readonly number[],
@@ -67,17 +69,37 @@ export function mapQuantileSteps(
   query: readonly number[],
   horizon: number,
 ): Float64Array[] {
-  const out = query.map(() => new Float64Array(horizon));
+  // One buffer for all the requested levels (a typed array's own buffer costs more than a view).
+  const all = new Float64Array(query.length * horizon);
+  const out = query.map((_, i) => all.subarray(i * horizon, (i + 1) * horizon));
   const atStep = new Float64Array(levels.length);
-  const mapped = new Float64Array(query.length);
   const channels = levels.map((_, k) => channel(k));
+  const brackets = query.map((q) => bracketOf(levels, q));
   for (let t = 0; t < horizon; t++) {
     for (let k = 0; k < levels.length; k++) atStep[k] = channels[k][t];
     // mapQuantiles' rule, sorting the scratch row in place instead of a copy.
-    interpolate(levels, sortIncreasing(atStep), query, mapped);
-    for (let i = 0; i < query.length; i++) out[i][t] = mapped[i];
+    sortIncreasing(atStep);
+    for (let i = 0; i < query.length; i++) {
+      const { lower, upper, weight } = brackets[i];
+      out[i][t] = upper < 0 ? atStep[lower] : atStep[lower] + weight * (atStep[upper] - atStep[lower]);
+    }
   }
   return out;
+}
+
+/**
+ * Where `interpolateAt` reads a query level: between `lower` and `upper` at `weight`, or the value
+ * at `lower` alone (`upper` -1) at or beyond the end levels.
+ */
+function bracketOf(levels: readonly number[], query: number): { lower: number; upper: number; weight: number } {
+  const n = levels.length;
+  if (query <= levels[0]) return { lower: 0, upper: -1, weight: 0 };
+  let upper = 0;
+  while (upper < n && levels[upper] <= query) upper++;
+  if (upper >= n) return { lower: n - 1, upper: -1, weight: 0 };
+  const lower = upper - 1;
+  const span = levels[upper] - levels[lower];
+  return { lower, upper, weight: span > 0 ? (query - levels[lower]) / span : 0 };
 }
 
 /** The values in increasing order, sorted in place; a trained model's usually are already. */
@@ -92,7 +114,7 @@ function increasing<T extends ArrayLike<number>>(values: T): T | Float64Array {
  * 2.0's crossing channels, `npm run bench -- onnx`). With a NaN among them the typed array's sort
  * (NaN last) is used, so the result is the same in every case.
  */
-function sortIncreasing(values: Float64Array): Float64Array {
+export function sortIncreasing(values: Float64Array): Float64Array {
   for (let i = 1; i < values.length; i++) {
     const v = values[i];
     if (Number.isNaN(v)) return values.sort();

@@ -56,7 +56,14 @@ export async function predictTimesFM2(run: Runner, m: TimesFM2Manifest, inputs: 
     values.set(kept, r * width + front);
   });
   const freq = BigInt64Array.from(inputs, (i) => BigInt(i.frequencyClass));
-  const channels = inputs.map(() => Array.from({ length: Q }, () => new Float64Array(steps * O)));
+  // Every row's channels over the horizon in one buffer, channel by channel (views of it).
+  const kept = new Float64Array(rows * Q * horizon);
+  const channels: Float64Array[][] = [];
+  for (let r = 0; r < rows; r++) {
+    const perChannel: Float64Array[] = [];
+    for (let q = 0; q < Q; q++) perChannel.push(kept.subarray((r * Q + q) * horizon, (r * Q + q + 1) * horizon));
+    channels.push(perChannel);
+  }
 
   for (let step = 0; step < steps; step++) {
     // The last C values of the timeline so far, and their padding marks.
@@ -69,18 +76,17 @@ export async function predictTimesFM2(run: Runner, m: TimesFM2Manifest, inputs: 
     }
     const out = await run({ input_ts: float32(inputTs, [rows, C]), input_padding: float32(inputPadding, [rows, C]), freq: int64(freq, [rows, 1]) });
     const patch = output(out, 'outputs', [rows, O, Q]);
+    const stepsKept = Math.min(O, horizon - step * O);
     for (let r = 0; r < rows; r++) {
-      for (let t = 0; t < O; t++) {
-        for (let q = 0; q < Q; q++) channels[r][q][step * O + t] = patch[(r * O + t) * Q + q];
-        values[r * width + end + t] = patch[(r * O + t) * Q]; // the mean is fed back
+      for (let t = 0; t < O; t++) values[r * width + end + t] = patch[(r * O + t) * Q]; // the mean is fed back
+      for (let q = 0; q < Q; q++) {
+        const channel = channels[r][q];
+        for (let t = 0; t < stepsKept; t++) channel[step * O + t] = patch[(r * O + t) * Q + q];
       }
     }
   }
   const pointChannel = m.point_output === 'median' ? m.quantile_levels.indexOf(0.5) + 1 : 0;
-  return channels.map((perChannel) => {
-    const cut = perChannel.map((c) => c.slice(0, horizon));
-    return { point: cut[pointChannel].slice(), channels: cut };
-  });
+  return channels.map((perChannel) => ({ point: perChannel[pointChannel].slice(), channels: perChannel }));
 }
 
 async function predictInBatches(

@@ -35,7 +35,10 @@ type Flags = TimesFM25Manifest['forecast_config'];
 /** A series' forecast: the point and the 10 output channels, each [step]. */
 export type TimesFMForecast = ChannelForecast;
 
-/** timesfm_2p5_base.strip_leading_nans then linear_interpolation (np.interp, flat at the ends). */
+/**
+ * timesfm_2p5_base.strip_leading_nans then linear_interpolation (np.interp, flat at the ends).
+ * A history without missing values is returned itself, not a copy: callers read the result only.
+ */
 export function fillMissing(history: Float64Array): Float64Array {
   // The common case, in one plain pass (a loop: `some` with a callback per value costs several
   // times more on long histories).
@@ -46,7 +49,7 @@ export function fillMissing(history: Float64Array): Float64Array {
       break;
     }
   }
-  if (complete) return history.slice();
+  if (complete) return history;
   let first = history.findIndex((v) => !Number.isNaN(v));
   if (first < 0) first = 0; // all missing: argmax of an all-false mask is 0
   const value = history.slice(first);

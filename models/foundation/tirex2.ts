@@ -50,11 +50,17 @@ export interface Tirex2Forecast {
  */
 const ROWS_PER_CALL = 128;
 
+/** `sign * v` for every value, in float32 (a plain loop: `Float32Array.from` with a mapping walks an iterator). */
+function signedFloat32(values: Float64Array, sign: number): Float32Array {
+  const out = new Float32Array(values.length);
+  for (let i = 0; i < values.length; i++) out[i] = sign * values[i];
+  return out;
+}
+
 /** A series' rows: the target (raw or differenced) and its covariates, each a window of the network's width. */
-function seriesRows(m: Tirex2Manifest, s: Tirex2Series, horizon: number, sign: number, trending: boolean): Float32Array[] {
+function seriesRows(m: Tirex2Manifest, s: Tirex2Series, target: Float32Array, horizon: number, sign: number, trending: boolean): Float32Array[] {
   const C = m.context_length;
   const W = C + m.future_length;
-  const target = Float32Array.from(s.target, (v) => sign * v);
   const row = (values: ArrayLike<number>, observed: number): Float32Array => {
     // The last C of the history, left-padded with NaN, then the values given past it (the horizon).
     const out = new Float32Array(W).fill(NaN);
@@ -65,7 +71,7 @@ function seriesRows(m: Tirex2Manifest, s: Tirex2Series, horizon: number, sign: n
     return out;
   };
   const n = s.target.length;
-  const signed = (v: Float64Array) => Float32Array.from(v, (x) => sign * x);
+  const signed = (v: Float64Array) => signedFloat32(v, sign);
   return [
     row(trending ? differenced(target) : target, n),
     ...(s.past ?? []).map((p) => row(signed(p), n)),
@@ -86,9 +92,9 @@ async function predictPass(
   const F = m.future_length;
   const Q = m.quantile_levels.length;
   const prepared = series.map((s, i) => {
-    const target = Float32Array.from(s.target, (v) => sign * v);
+    const target = signedFloat32(s.target, sign);
     const trending = c.tta_diff && isTrending(target, c);
-    return { trending, last: lastObserved(target), rows: seriesRows(m, s, horizons[i], sign, trending) };
+    return { trending, last: lastObserved(target), rows: seriesRows(m, s, target, horizons[i], sign, trending) };
   });
   const out: Float64Array[][] = new Array(series.length);
   for (let start = 0; start < series.length;) {

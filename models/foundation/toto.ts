@@ -26,7 +26,7 @@
  * The point forecast is level 0.5, the pipeline's `QuantileForecast` median.
  */
 import { type ForecastOutput, type ForecastTask, type GlobalModel, type ModelSettings } from '../types.ts';
-import { mapQuantileSteps } from './quantiles.ts';
+import { mapQuantileSteps, sortIncreasing } from './quantiles.ts';
 import { requireHorizonInRange } from './horizon-range.ts';
 import { float32, int64, onnxModel, output, type Runner } from './session.ts';
 import type { Toto2Manifest } from './store.ts';
@@ -186,7 +186,7 @@ export async function predictToto2(run: Runner, m: Toto2Manifest, histories: rea
       });
       for (let i = 0; i < p; i++) {
         for (let k = 0; k < Q; k++) atStep[k] = Math.min(Math.max(real[k][i], low), high);
-        atStep.sort();
+        sortIncreasing(atStep);
         for (let k = 0; k < Q; k++) levels[k][j * p + i] = atStep[k];
       }
     }
@@ -196,7 +196,9 @@ export async function predictToto2(run: Runner, m: Toto2Manifest, histories: rea
 
 /** `Toto2Model._clamp_nonfinite` over one patch: +inf to its largest finite value, -inf to its smallest. */
 function clampInfinities(row: Float64Array): Float64Array {
-  if (row.every(Number.isFinite)) return row;
+  let finite = true;
+  for (let i = 0; i < row.length && finite; i++) finite = Number.isFinite(row[i]);
+  if (finite) return row;
   let most = -Infinity;
   let least = Infinity;
   for (const v of row) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { interpolate, mapQuantiles, probabilityMass, weightedQuantiles } from '../../../models/foundation/quantiles.ts';
+import { interpolate, mapQuantileSteps, mapQuantiles, probabilityMass, weightedQuantiles } from '../../../models/foundation/quantiles.ts';
 
 describe('interpolate (chronos.utils.interpolate_quantiles on one row)', () => {
   const levels = [0.1, 0.5, 0.9];
@@ -19,6 +19,27 @@ describe('mapQuantiles: model levels to requested levels by monotone interpolati
     const out = mapQuantiles([0.1, 0.5, 0.9], [6, 5, 13], [0.1, 0.3, 0.5, 0.9]);
     expect(Array.from(out)).toEqual([5, 5.5, 6, 13]);
     for (let i = 1; i < out.length; i++) expect(out[i]).toBeGreaterThanOrEqual(out[i - 1]);
+  });
+});
+
+describe('mapQuantileSteps: the monotone mapping for every step of a forecast', () => {
+  it('gives, bit for bit, each step sorted and interpolated (its brackets are found once, not per value)', () => {
+    const levels = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9];
+    // Below, at, between and above the model's levels, and a level between two equal ones' values.
+    const query = [0.01, 0.1, 0.15, 0.25, 0.5, 0.55, 0.8, 0.875, 0.9, 0.95, 0.999];
+    const horizon = 40;
+    let state = 7;
+    const next = () => ((state = (state * 48271) % 2147483647) / 2147483647) * 200 - 100;
+    // Some steps cross (a random network's head), some are flat, one holds a NaN.
+    const channels = levels.map((_, k) => Float64Array.from({ length: horizon }, (_, t) => (t % 5 === 0 ? next() : t % 7 === 0 ? 3 : k * 10 + next() / 20)));
+    channels[4][11] = NaN;
+    const mapped = mapQuantileSteps(levels, (k) => channels[k], query, horizon);
+    for (let t = 0; t < horizon; t++) {
+      // The step's values in increasing order (NaN last, as a typed array sorts), interpolated.
+      const sorted = Float64Array.from(levels, (_, k) => channels[k][t]).sort();
+      const expected = interpolate(levels, sorted, query);
+      query.forEach((_, i) => expect(Object.is(mapped[i][t], expected[i]) || mapped[i][t] === expected[i]).toBe(true));
+    }
   });
 });
 
