@@ -37,7 +37,10 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--seed", type=int, default=0, help="random seed of --tiny-fixture")
     parser.add_argument("--max-context", type=int, default=None, help="timesfm-2p5: the ForecastConfig max_context to serve with (default 1024); timesfm-2: the context length (default 512, at most 2048); moirai-2, moirai-moe: the context_length of Moirai2Forecast, MoiraiMoEForecast (default 1680); toto-2: the context_length of Toto2GluonTSModelConfig (default 2048); 64 for the fixtures")
     parser.add_argument("--reference", action="store_true", help="also record the reference forecasts of the fixed cases for a real checkpoint")
+    parser.add_argument("--plain-order", action="store_true", help="tirex with --tiny-fixture: the graph a real checkpoint gets (MatMul, ONNX Runtime's kernels) instead of the fixture's torch float32 order; for timing the tiny network (npm run bench -- onnx --models-dir), not for the parity tests")
     args = parser.parse_args(argv)
+    if args.plain_order and not (args.model == "tirex" and args.tiny_fixture):
+        parser.error("--plain-order is for tirex's --tiny-fixture (every other export is in plain order already)")
 
     torch.manual_seed(args.seed)
     torch.set_num_threads(max(1, torch.get_num_threads()))
@@ -78,6 +81,8 @@ def main(argv: list[str]) -> None:
         model = family.tiny_model(args.seed)
         version = args.version or f"tiny-random-seed-{args.seed}"
         source_text = f"tiny configuration of the reference code with fixed random weights (seed {args.seed}); a test fixture, not a forecaster"
+        if args.plain_order:
+            source_text += "; in a real checkpoint's plain order, for timing (the parity fixture is in torch's order)"
     elif args.random_weights:
         model = family.base_size_model(args.seed)
         version = args.version or f"base-size-random-seed-{args.seed}"
@@ -93,6 +98,10 @@ def main(argv: list[str]) -> None:
         manifest = family.export(model, args.out, version, source_text, max_context)
         if args.tiny_fixture or (args.reference and not args.random_weights):
             print("reference:", references.record_reference(model, args.out, args.seed, max_context))
+    elif args.model == "tirex":
+        manifest = family.export(model, args.out, version, source_text, exact=False if args.plain_order else None)
+        if args.tiny_fixture or (args.reference and not args.random_weights):
+            print("reference:", references.record_reference(model, args.out, args.seed))
     else:
         manifest = family.export(model, args.out, version, source_text)
         if args.tiny_fixture or (args.reference and not args.random_weights):

@@ -235,13 +235,14 @@ def check_supported(model: Any) -> None:
         raise SystemExit("the reference's point forecast is the 0.5 level, which this head lacks")
 
 
-def export(model: Any, out_dir: Path, version: str, source: str) -> Path:
+def export(model: Any, out_dir: Path, version: str, source: str, exact: bool | None = None) -> Path:
+    """`exact`: the graph in torch's float32 order (None: where `exact_order` allows it)."""
     from torch.export import Dim
 
     check_supported(model)
     c = model.config
     folder = ensure_dir(out_dir / MODEL_NAME)
-    exact = exact_order(model)
+    exact = exact_order(model) if exact is None else exact
     use_exportable_recurrence(model, exact)
     wrapper = OnnxForward(model, exact).eval()
     window = torch.randn(3, c.train_ctx_len) * 10 + 50
