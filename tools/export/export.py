@@ -98,12 +98,9 @@ def main(argv: list[str]) -> None:
         manifest = family.export(model, args.out, version, source_text, max_context)
         if args.tiny_fixture or (args.reference and not args.random_weights):
             print("reference:", references.record_reference(model, args.out, args.seed, max_context))
-    elif args.model == "tirex":
-        manifest = family.export(model, args.out, version, source_text, exact=False if args.plain_order else None)
-        if args.tiny_fixture or (args.reference and not args.random_weights):
-            print("reference:", references.record_reference(model, args.out, args.seed))
     else:
-        manifest = family.export(model, args.out, version, source_text)
+        options = {"exact": False} if args.plain_order else {}  # only tirex takes it (checked above)
+        manifest = family.export(model, args.out, version, source_text, **options)
         if args.tiny_fixture or (args.reference and not args.random_weights):
             print("reference:", references.record_reference(model, args.out, args.seed))
     print("manifest:", manifest)

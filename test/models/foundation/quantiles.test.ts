@@ -25,12 +25,12 @@ describe('mapQuantiles: model levels to requested levels by monotone interpolati
 describe('mapQuantileSteps: the monotone mapping for every step of a forecast', () => {
   it('gives, bit for bit, each step sorted and interpolated (its brackets are found once, not per value)', () => {
     const levels = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9];
-    // Below, at, between and above the model's levels, and a level between two equal ones' values.
+    // Requested levels below, at, between and above the model's levels.
     const query = [0.01, 0.1, 0.15, 0.25, 0.5, 0.55, 0.8, 0.875, 0.9, 0.95, 0.999];
     const horizon = 40;
     let state = 7;
     const next = () => ((state = (state * 48271) % 2147483647) / 2147483647) * 200 - 100;
-    // Some steps cross (a random network's head), some are flat, one holds a NaN.
+    // Some steps cross (a random network's head), some are flat (ties), one holds a NaN.
     const channels = levels.map((_, k) => Float64Array.from({ length: horizon }, (_, t) => (t % 5 === 0 ? next() : t % 7 === 0 ? 3 : k * 10 + next() / 20)));
     channels[4][11] = NaN;
     const mapped = mapQuantileSteps(levels, (k) => channels[k], query, horizon);
