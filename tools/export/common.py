@@ -186,6 +186,17 @@ def save_onnx(program: Any, example: tuple[Any, ...], input_names: list[str], ou
     return folder / ONNX_FILE
 
 
+def priced_series(rng: np.random.RandomState, n: int, horizon: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A target of n values driven by a known-future price and promotion flag (both over the
+    history and the horizon): (target, price, promo), drawing the price's noise then the
+    target's from `rng`."""
+    t = np.arange(n + horizon)
+    price = (10 + np.sin(2 * np.pi * t / 12) * 3 + rng.normal(0, 0.3, n + horizon)).astype(np.float32)
+    promo = ((t % 7) == 0).astype(np.float32)
+    target = (50 + 2.5 * price[:n] + 8 * promo[:n] + rng.normal(0, 1, n) + 0.1 * t[:n]).astype(np.float32)
+    return target, price, promo
+
+
 def numeric_xreg_cases(rng: np.random.RandomState) -> list[dict[str, Any]]:
     """TimesFM covariate cases: targets driven by a known-future price and promotion flag, over
     the history and the horizon, for a short and a rolled-out horizon."""
@@ -193,10 +204,7 @@ def numeric_xreg_cases(rng: np.random.RandomState) -> list[dict[str, Any]]:
     for name, horizon, lengths in (("xreg", 12, (50, 64, 100)), ("xreg_long_horizon", 40, (30, 80))):
         series = []
         for n in lengths:
-            t = np.arange(n + horizon)
-            price = (10 + np.sin(2 * np.pi * t / 12) * 3 + rng.normal(0, 0.3, n + horizon)).astype(np.float32)
-            promo = ((t % 7) == 0).astype(np.float32)
-            target = (50 + 2.5 * price[:n] + 8 * promo[:n] + rng.normal(0, 1, n) + 0.1 * t[:n]).astype(np.float32)
+            target, price, promo = priced_series(rng, n, horizon)
             series.append({"target": target, "future": {"price": price, "promo": promo}})
         out.append({"name": name, "horizon": horizon, "series": series})
     return out

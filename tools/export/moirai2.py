@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from common import ONNX_FILE, clean_onnx, ensure_dir, package_versions, randomize_, series_bank, to_json_array, write_manifest, write_reference
+from common import ONNX_FILE, clean_onnx, ensure_dir, package_versions, priced_series, randomize_, series_bank, to_json_array, write_manifest, write_reference
 
 MODEL_NAME = "moirai-2"
 # torch 2.4's TorchScript exporter (uni2ts 2.0.0 pins torch < 2.5); onnxruntime-node loads it.
@@ -286,10 +286,7 @@ def covariate_cases(rng: np.random.RandomState) -> list[dict[str, Any]]:
     ):
         series = []
         for n in lengths:
-            t = np.arange(n + horizon)
-            price = (10 + np.sin(2 * np.pi * t / 12) * 3 + rng.normal(0, 0.3, n + horizon)).astype(np.float32)
-            promo = ((t % 7) == 0).astype(np.float32)
-            target = (50 + 2.5 * price[:n] + 8 * promo[:n] + rng.normal(0, 1, n) + 0.1 * t[:n]).astype(np.float32)
+            target, price, promo = priced_series(rng, n, horizon)
             load = (target * 0.3 + rng.normal(0, 2, n)).astype(np.float32)
             load[n // 3] = np.nan  # a missing covariate value: 0, marked unobserved, as gluonts fills it
             entry: dict[str, Any] = {"target": target}
