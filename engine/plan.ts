@@ -5,7 +5,7 @@ import { DEFAULT_SEASON_LENGTH, SEASONAL_CYCLES } from './frequencies.ts';
 import { forecastIndex } from './predictions.ts';
 import type { ForecastRequest, InputSerie } from './request-schema.ts';
 import { couplesSeries, quantileLevels, refitDates, seasonLength } from './tasks.ts';
-import { wallClockMillis } from './time-index.ts';
+import { scanIndex, wallClockMillis } from './time-index.ts';
 
 /**
  * The stable pipeline's planner: every (series, forecast creation date) of a validated request
@@ -108,15 +108,20 @@ function covariatesFor(s: InputSerie, from: number, to: number, horizon: number,
 /** Wall-clock times of the whole index and of the steps past its end that any forecast reaches. */
 function seriesTimes(s: InputSerie, request: ForecastRequest): Float64Array {
   const last = Math.max(...creationDates(s)) + request.horizon;
-  const index = last > s.index.length ? s.index.concat(forecastIndex(s, s.index.length, last - s.index.length, request.freq)) : s.index;
-  return wallClockTimes(index);
+  const n = s.index.length;
+  if (last <= n) return wallClockTimes(s.index);
+  const times = new Float64Array(last);
+  times.set(wallClockTimes(s.index));
+  const future = forecastIndex(s, n, last - n, request.freq);
+  for (let i = 0; i < future.length; i++) times[n + i] = wallClockMillis(future[i]);
+  return times;
 }
 
-/** A plain loop: Float64Array.from with a map function is several times slower on long indexes. */
+/** A copy of the index's wall-clock times, from validation's scan of it when there was one. */
 function wallClockTimes(index: readonly string[]): Float64Array {
-  const times = new Float64Array(index.length);
-  for (let i = 0; i < index.length; i++) times[i] = wallClockMillis(index[i]);
-  return times;
+  const scanned = scanIndex(index);
+  if (!scanned.valid) index.forEach(wallClockMillis); // throws, naming the entry
+  return scanned.wallClock.slice();
 }
 
 /**

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { Covariate } from './covariates/registry.ts';
 import { FREQUENCIES } from './frequencies.ts';
 import { bulkArray } from './bulk-array.ts';
-import { instantMillis } from './time-index.ts';
+import { instantMillis, scanIndex } from './time-index.ts';
 import { COMBINATIONS } from '../models/ensemble/combine.ts';
 import { DEFAULT_WINDOWS, LONG_SERIES_PROFILE, SHORT_SERIES_MAX_LENGTH, SHORT_SERIES_MAX_SEASON, SHORT_SERIES_PROFILE } from '../models/ensemble.ts';
 import { ENSEMBLE_MEMBERS } from '../models/registry.ts';
@@ -32,8 +32,15 @@ export const TargetValue = z
   .meta({ description: 'A number, or a string holding a number.' });
 
 /** What the fast path of a bulk array accepts as it is: values the element schemas pass unchanged. */
-const isFiniteNumber = (v: unknown) => typeof v === 'number' && Number.isFinite(v);
-const isTimestamp = (v: unknown) => typeof v === 'string' && !Number.isNaN(instantMillis(v));
+function allFiniteNumbers(values: unknown[]): boolean {
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    if (!(typeof v === 'number' && Number.isFinite(v))) return false;
+  }
+  return true;
+}
+/** The index's scan is kept with the array: the order check below and planning read it again. */
+const allTimestamps = (values: unknown[]): boolean => scanIndex(values).valid;
 
 /** A calendar date of the proleptic Gregorian calendar, years 0000-9999: days per month, and 29 February in leap years only. */
 const DATE_PATTERN =
@@ -73,8 +80,8 @@ const VariableName = z
 
 export const InputSerie = z
   .strictObject({
-    target: bulkArray(TargetValue, isFiniteNumber, 1),
-    index: bulkArray(Timestamp, isTimestamp, 1),
+    target: bulkArray(TargetValue, allFiniteNumbers, 1),
+    index: bulkArray(Timestamp, allTimestamps, 1),
     hist_variables: z.record(VariableName, z.array(CovariateValue)).default({}),
     future_variables_index: z.array(Timestamp).default([]),
     future_variables: z.record(VariableName, z.array(CovariateValue)).default({}),
@@ -244,8 +251,9 @@ function checkLengths(req: z.output<z.ZodObject<any>>, ctx: z.RefinementCtx): vo
     if (s.index.length !== n) {
       ctx.addIssue({ code: 'custom', path: at('index'), message: `index has ${s.index.length} entries; target has ${n}: they must be the same length` });
     } else {
-      const times = s.index.map(instantMillis);
-      const bad = times.findIndex((t, j) => j > 0 && !(t > times[j - 1]));
+      const times = scanIndex(s.index).instant;
+      let bad = 0;
+      for (let j = 1; j < times.length && bad === 0; j++) if (!(times[j] > times[j - 1])) bad = j;
       if (bad > 0)
         ctx.addIssue({
           code: 'custom',

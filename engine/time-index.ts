@@ -184,3 +184,42 @@ export function instantMillis(text: string): number {
   const { wallClock, offsetMinutes } = scanTimestamp(text);
   return wallClock - offsetMinutes * 60_000;
 }
+
+/** A series' index read once: every entry's wall-clock and instant milliseconds (NaN if invalid). */
+export interface ScannedIndex {
+  readonly wallClock: Float64Array;
+  readonly instant: Float64Array;
+  /** Whether every entry is a valid timestamp string. */
+  readonly valid: boolean;
+}
+
+const scannedIndexes = new WeakMap<readonly unknown[], ScannedIndex>();
+
+/**
+ * Reads an index array once for all its readers: validation checks its entries and their order,
+ * planning needs their wall-clock times, and a large request holds hundreds of thousands of
+ * entries. The result stays with the array (a weak map), so the array must not change after it
+ * is scanned; validated requests are never modified.
+ */
+export function scanIndex(index: readonly unknown[]): ScannedIndex {
+  const known = scannedIndexes.get(index);
+  if (known) return known;
+  const wallClock = new Float64Array(index.length);
+  const instant = new Float64Array(index.length);
+  let valid = true;
+  for (let i = 0; i < index.length; i++) {
+    const entry = index[i];
+    if (typeof entry !== 'string') {
+      wallClock[i] = instant[i] = NaN;
+      valid = false;
+      continue;
+    }
+    const scanned = scanTimestamp(entry);
+    wallClock[i] = scanned.wallClock;
+    instant[i] = scanned.wallClock - scanned.offsetMinutes * 60_000;
+    if (Number.isNaN(scanned.wallClock)) valid = false;
+  }
+  const result = { wallClock, instant, valid };
+  scannedIndexes.set(index, result);
+  return result;
+}

@@ -185,6 +185,7 @@ describe('validation: one errors entry per failing field, in the reference path 
     ['non-numeric target value', dailyRequest({}, { target: [1, 'x', 3, 4, 5, 6, 7, 8, 9, 10] }), 'body.series[0].target[1]'],
     ['index length differs', dailyRequest({}, { index: ['2024-01-01'] }), 'body.series[0].index'],
     ['index not a date', dailyRequest({}, { index: ['2024-01-01', 'tomorrow', ...Array(8).fill('2024-01-03')] }), 'body.series[0].index[1]'],
+    ['index entry not a string', dailyRequest({}, { index: ['2024-01-01', 20240102, ...Array(8).fill('2024-01-03')] }), 'body.series[0].index[1]'],
     [
       'index not increasing',
       dailyRequest({}, { index: ['2024-01-02', '2024-01-01', ...Array.from({ length: 8 }, (_, i) => `2024-02-0${i + 1}`)] }),

@@ -1,7 +1,7 @@
 import { DateTime } from 'luxon';
 import { describe, expect, test } from 'vitest';
 import { FREQUENCIES, type Freq } from '../../engine/frequencies.ts';
-import { buildFutureIndex, formatTimestamp, parseTimestamp } from '../../engine/time-index.ts';
+import { buildFutureIndex, formatTimestamp, instantMillis, parseTimestamp, scanIndex, wallClockMillis } from '../../engine/time-index.ts';
 
 describe('buildFutureIndex continues the index on the calendar grid of every frequency', () => {
   const cases: [Freq, string, string[]][] = [
@@ -75,4 +75,26 @@ test('fixed and daily steps agree with stepping in luxon, for every shape of ind
   expect(buildFutureIndex('9999-12-31', 'D', 1)).toEqual([
     formatTimestamp(DateTime.fromISO('+010000-01-01', { zone: 'utc' }), parseTimestamp('9999-12-31')!.format),
   ]);
+});
+
+describe('scanIndex reads an index once for validation and planning', () => {
+  const index = ['2024-03-30T23:00:00+01:00', '2024-03-31 01:30', '2024-03-31T02:00:00.5Z', '2024-04-01'];
+  test("gives each entry's wall-clock and instant milliseconds, as the single-entry readers do", () => {
+    const scanned = scanIndex(index);
+    expect(scanned.valid).toBe(true);
+    expect(Array.from(scanned.wallClock)).toEqual(index.map(wallClockMillis));
+    expect(Array.from(scanned.instant)).toEqual(index.map(instantMillis));
+    expect(scanned.instant[0]).toBe(Date.UTC(2024, 2, 30, 22));
+  });
+  test('keeps the scan with the array: a second reader gets the same result without reading the entries again', () => {
+    const fresh = [...index];
+    expect(scanIndex(fresh)).toBe(scanIndex(fresh));
+    expect(scanIndex([...index])).not.toBe(scanIndex(fresh));
+  });
+  test('marks an index with an invalid entry or a non-string invalid, the entry NaN', () => {
+    const bad = scanIndex(['2024-01-01', '2024-02-30', 7]);
+    expect(bad.valid).toBe(false);
+    expect(Number.isNaN(bad.wallClock[1]) && Number.isNaN(bad.instant[2])).toBe(true);
+    expect(bad.wallClock[0]).toBe(Date.UTC(2024, 0, 1));
+  });
 });
