@@ -28,7 +28,7 @@
  *   set first; its batching is its own (Chronos-2: 256 rows per batch, TimesFM: 256 series).
  * - `service` (unless --skip-service): POST /forecast with every series in one request, through
  *   validation, planning, the model worker threads and the response (Fastify's inject, no
- *   sockets), the service's own thread configuration.
+ *   sockets; the body serialised once, outside the timing), the service's own thread configuration.
  * Each is timed on the whole set, best of R runs; the reference's and the adapter's runs are
  * interleaved (the reference process waits for each timing request). Reports series per second, the ratio adapter /
  * reference (target: at least 1 for every model), and the largest difference between the two
@@ -331,12 +331,13 @@ async function serviceLevel(dir: string, names: FoundationName[], m4: M4Series[]
   // Loaded here: the adapter and reference levels do not need the API.
   const { buildServer } = await import('../../api/server.ts');
   const app = await buildServer(loadConfig({ ...process.env, MODELS_DIR: dir, FORECAST_API_KEYS: `bench:${key}`, RATE_LIMIT_PER_SECOND: '0' }));
-  const headers = { authorization: `Bearer ${key}` };
+  const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
   const series = m4.map((s) => ({
     target: Array.from(s.train),
     index: Array.from({ length: s.train.length }, (_, k) => new Date(START_MS + k * HOUR_MS).toISOString().slice(0, 19)),
   }));
-  const payload = { series, horizon: m4[0].horizon, freq: 'H', quantiles: QUANTILES };
+  // Serialised once: a client's own JSON encoding is not the service's time.
+  const payload = JSON.stringify({ series, horizon: m4[0].horizon, freq: 'H', quantiles: QUANTILES });
   const out = new Map<string, number>();
   try {
     for (const name of names) {
