@@ -111,18 +111,21 @@ function seriesTimes(s: InputSerie, request: ForecastRequest): Float64Array {
   const n = s.index.length;
   if (last <= n) return wallClockTimes(s.index);
   const times = new Float64Array(last);
-  times.set(wallClockTimes(s.index));
+  times.set(scannedWallClock(s.index));
   const future = forecastIndex(s, n, last - n, request.freq);
   for (let i = 0; i < future.length; i++) times[n + i] = wallClockMillis(future[i]);
   return times;
 }
 
-/** A copy of the index's wall-clock times, from validation's scan of it when there was one. */
-function wallClockTimes(index: readonly string[]): Float64Array {
+/** The index's wall-clock times, from validation's scan of it when there was one (shared: read only). */
+function scannedWallClock(index: readonly string[]): Float64Array {
   const scanned = scanIndex(index);
   if (!scanned.valid) index.forEach(wallClockMillis); // throws, naming the entry
-  return scanned.wallClock.slice();
+  return scanned.wallClock;
 }
+
+/** A copy of the index's wall-clock times, the caller's own. */
+const wallClockTimes = (index: readonly string[]): Float64Array => scannedWallClock(index).slice();
 
 /**
  * Every (series, forecast creation date) to forecast; `only_as_context` series have none.

@@ -1,6 +1,6 @@
 import { DateTime, FixedOffsetZone } from 'luxon';
 import { STEP, isSubDaily, type Freq } from './frequencies.ts';
-import { scanTimestamp } from './timestamp-scan.ts';
+import { scanTimestamp, type ScannedTimestamp } from './timestamp-scan.ts';
 
 /**
  * Index entries are dates (`2024-01-31`) or date-times (`2024-01-31T10:00:00`, optional
@@ -181,9 +181,10 @@ export function wallClockMillis(text: string): number {
 
 /** The instant an index entry names (its offset applied; none means UTC), or NaN if invalid. */
 export function instantMillis(text: string): number {
-  const { wallClock, offsetMinutes } = scanTimestamp(text);
-  return wallClock - offsetMinutes * 60_000;
+  return instantOf(scanTimestamp(text));
 }
+
+const instantOf = ({ wallClock, offsetMinutes }: ScannedTimestamp): number => wallClock - offsetMinutes * 60_000;
 
 /** A series' index read once: every entry's wall-clock and instant milliseconds (NaN if invalid). */
 export interface ScannedIndex {
@@ -216,7 +217,7 @@ export function scanIndex(index: readonly unknown[]): ScannedIndex {
     }
     const scanned = scanTimestamp(entry);
     wallClock[i] = scanned.wallClock;
-    instant[i] = scanned.wallClock - scanned.offsetMinutes * 60_000;
+    instant[i] = instantOf(scanned);
     if (Number.isNaN(scanned.wallClock)) valid = false;
   }
   const result = { wallClock, instant, valid };
