@@ -60,6 +60,7 @@ export function globalBatchOptions(request: ForecastRequest): GlobalBatchOptions
       ? {
           ...(request.model_config.config.members && { members: request.model_config.config.members }),
           ...(request.model_config.config.combination && { combination: request.model_config.config.combination }),
+          ...(request.model_config.config.intervals && { intervals: request.model_config.config.intervals }),
           windows: request.model_config.config.conformal_windows,
         }
       : undefined;

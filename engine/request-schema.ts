@@ -3,7 +3,7 @@ import { Covariate } from './covariates/registry.ts';
 import { FREQUENCIES } from './frequencies.ts';
 import { bulkArray } from './bulk-array.ts';
 import { instantMillis, scanIndex } from './time-index.ts';
-import { COMBINATIONS } from '../models/ensemble/combine.ts';
+import { COMBINATIONS, ENSEMBLE_INTERVALS } from '../models/ensemble/combine.ts';
 import { DEFAULT_WINDOWS, LONG_SERIES_PROFILE, SHORT_SERIES_MAX_LENGTH, SHORT_SERIES_MAX_SEASON, SHORT_SERIES_PROFILE } from '../models/ensemble.ts';
 import { ENSEMBLE_MEMBERS } from '../models/registry.ts';
 
@@ -184,9 +184,15 @@ const ensembleConfig = z.strictObject({
       .meta({
         description: `\`weighted\`: each member weighted by the inverse of its mean squared error in the validation windows of the series' own history; \`mean\`: equal weights; \`median\`: the members' median at each step. Left out: \`${SHORT_SERIES_PROFILE.combination}\` for ${shortSeries}, \`${LONG_SERIES_PROFILE.combination}\` for the others.`,
       }),
+    intervals: z
+      .enum(ENSEMBLE_INTERVALS)
+      .optional()
+      .meta({
+        description: `Where the quantiles come from. \`conformal\`: the combined forecast's errors in the validation windows. \`members\`: each member's own quantiles as offsets from its mean, combined with the members' weights around the combined mean. Left out: \`${SHORT_SERIES_PROFILE.intervals}\` for ${shortSeries} (their windows train on a fraction of a short history), \`${LONG_SERIES_PROFILE.intervals}\` for the others.`,
+      }),
     conformal_windows: z.int().min(2).max(100).default(DEFAULT_WINDOWS).meta({
       description:
-        "Rolling-origin validation windows inside each history: the members' errors there weigh them, the combination's give its conformal quantiles. A history too short for two windows (2 x horizon + 1 observations) gets equal weights and the mean of the members' own quantiles.",
+        "Rolling-origin validation windows inside each history: the members' errors there weigh them (a member that refuses a window sits the series out), the combination's give its conformal quantiles. A history too short for two windows (2 x horizon + 1 observations) gets equal weights and the mean of the members' own quantiles.",
     }),
   }),
 });

@@ -146,11 +146,20 @@ export interface GlobalBatchOptions {
 /** How an ensemble combines its members (models/ensemble/combine.ts). */
 export type Combination = 'mean' | 'median' | 'weighted';
 
+/**
+ * Where an ensemble's quantiles come from: `conformal`, the combination's own errors in the
+ * validation windows; `members`, the members' own quantiles, each taken as an offset from its
+ * mean and combined with the members' weights around the combined mean.
+ */
+export type EnsembleIntervals = 'conformal' | 'members';
+
 export interface EnsembleSettings {
   /** Member model names (local statistical models and svc-global); absent: by each series' profile (models/ensemble.ts). */
   readonly members?: readonly string[];
   /** Absent: by each series' profile. */
   readonly combination?: Combination;
+  /** Absent: by each series' profile. */
+  readonly intervals?: EnsembleIntervals;
   /** Rolling-origin windows for the weights and the conformal quantiles. */
   readonly windows: number;
 }

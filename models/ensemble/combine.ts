@@ -1,4 +1,4 @@
-import type { Combination } from '../types.ts';
+import type { Combination, EnsembleIntervals } from '../types.ts';
 
 /**
  * How an ensemble turns its members' forecasts into one: the weights, learned from the members'
@@ -13,6 +13,9 @@ import type { Combination } from '../types.ts';
  * weights, the median, inverse absolute errors and picking the best member (BENCHMARKS.md).
  */
 export const COMBINATIONS: readonly Combination[] = ['mean', 'median', 'weighted'];
+
+/** Where the quantiles come from: the combination's window errors, or the members' own quantiles (memberQuantiles). */
+export const ENSEMBLE_INTERVALS: readonly EnsembleIntervals[] = ['conformal', 'members'];
 
 /** Each member's mean squared error over the windows' steps (windows[member][window][step] against actual[window][step]). */
 export function windowErrors(windows: readonly (readonly Float64Array[])[], actual: readonly Float64Array[]): number[] {
@@ -57,4 +60,25 @@ export function combine(combination: Combination, forecasts: readonly Float64Arr
   }
   forecasts.forEach((f, k) => f.forEach((v, j) => (out[j] += weights[k] * v)));
   return out;
+}
+
+/**
+ * Quantiles from the members' own: at each level and step, the combined mean plus the weighted
+ * mean of each member's offset from its own mean (with equal weights, the mean of the members'
+ * quantiles shifted onto the combined mean). Levels stay ordered: each member's offsets are, and
+ * the weights are not negative.
+ */
+export function memberQuantiles(
+  mean: Float64Array,
+  members: readonly { readonly mean: ArrayLike<number>; readonly quantiles: readonly ArrayLike<number>[] }[],
+  weights: readonly number[],
+  levels: number,
+): Float64Array[] {
+  return Array.from({ length: levels }, (_, q) => {
+    const out = Float64Array.from(mean);
+    members.forEach((m, k) => {
+      for (let j = 0; j < out.length; j++) out[j] += weights[k] * (m.quantiles[q][j] - m.mean[j]);
+    });
+    return out;
+  });
 }

@@ -35,7 +35,7 @@ describe('POST /forecast?model=ensemble', () => {
     }
   });
 
-  test('a short monthly series gets the short-series profile by default: the equal mean of aets, aarima, theta, ces, mstl and svc-global', async () => {
+  test("a short monthly series gets the short-series profile by default: the equal mean of aets, aarima, theta, ces, mstl and svc-global, with the members' quantiles", async () => {
     // Five years of monthly data with a yearly cycle and a trend (60 observations: short).
     const index = Array.from({ length: 60 }, (_, t) => `${2019 + Math.floor(t / 12)}-${String((t % 12) + 1).padStart(2, '0')}-01`);
     const target = index.map((_, t) => 200 + 1.5 * t + 25 * Math.sin((2 * Math.PI * t) / 12) + ((t * 7919) % 11));
@@ -53,6 +53,12 @@ describe('POST /forecast?model=ensemble', () => {
     const prediction = (res: typeof byDefault) => res.json().series[0][0].prediction;
     expect(prediction(byDefault)).toEqual(prediction(named));
     expect(prediction(byDefault).mean).not.toEqual(prediction(longProfile).mean);
+    // Its quantiles are the members' own around the mean; conformal ones on request, same mean.
+    const members = await post(body({ intervals: 'members' }));
+    const conformal = await post(body({ intervals: 'conformal' }));
+    expect(prediction(members)).toEqual(prediction(byDefault));
+    expect(prediction(conformal).mean).toEqual(prediction(byDefault).mean);
+    expect(prediction(conformal)['0.9']).not.toEqual(prediction(byDefault)['0.9']);
   }, 60_000);
 
   test('model_config chooses members, combination and windows; the answers differ accordingly', async () => {
@@ -72,6 +78,7 @@ describe('POST /forecast?model=ensemble', () => {
       [{ members: ['aets'] }, 'body.model_config.config.members'],
       [{ members: ['aets', 'aets'] }, 'body.model_config.config.members'],
       [{ combination: 'vote' }, 'body.model_config.config.combination'],
+      [{ intervals: 'bootstrap' }, 'body.model_config.config.intervals'],
       [{ conformal_windows: 1 }, 'body.model_config.config.conformal_windows'],
     ];
     for (const [config, path] of cases) {

@@ -3,12 +3,17 @@ import { combineTask, createEnsemble, defaultProfile, LONG_SERIES_PROFILE, runMe
 import { combine, memberWeights, windowErrors } from '../../models/ensemble/combine.ts';
 import { windowCuts, windowTask } from '../../models/ensemble/members.ts';
 import { loadMember } from '../../models/registry.ts';
-import { ModelInputError, type EnsembleSettings, type ForecastTask } from '../../models/types.ts';
+import { ModelInputError, type EnsembleSettings, type ForecastTask, type LocalModel } from '../../models/types.ts';
 
 const settings = { modelsDir: '/nonexistent', onnxThreads: 1 };
 const ensemble = createEnsemble((name) => loadMember(name, settings));
-const options = (members: string[], combination: EnsembleSettings['combination'] = 'weighted', windows = 5) => ({
-  ensemble: { members, combination, windows },
+const options = (
+  members: string[],
+  combination: EnsembleSettings['combination'] = 'weighted',
+  windows = 5,
+  intervals: EnsembleSettings['intervals'] = 'conformal',
+) => ({
+  ensemble: { members, combination, windows, intervals },
 });
 const trend = (n: number) => Float64Array.from({ length: n }, (_, t) => t);
 const task = (history: Float64Array, horizon: number, seasonLength: number, quantiles = [0.1, 0.9]): ForecastTask => ({
@@ -78,6 +83,53 @@ describe('ensemble model', () => {
     expect(equal.mean[0]).toBeCloseTo((n - 1 + n - 4) / 2, 12);
   });
 
+  test("`members` quantiles: each member's offsets from its mean, weighted as the means, around the combined mean", async () => {
+    // The trend of the first test: weights 24/31 (naive) and 7/31 (seasonal naive).
+    const t = task(trend(40), 3, 4, [0.1, 0.5, 0.9]);
+    const [out] = await ensemble.forecastBatch([t], [], options(['naive', 'seasonal-naive'], 'weighted', 5, 'members'));
+    const [conformal] = await ensemble.forecastBatch([t], [], options(['naive', 'seasonal-naive'], 'weighted', 5, 'conformal'));
+    expect(out.mean).toEqual(conformal.mean);
+    const own = async (name: string) => ((await loadMember(name, settings)) as LocalModel).forecast(t);
+    const [a, b] = [await own('naive'), await own('seasonal-naive')];
+    for (let q = 0; q < 3; q++)
+      for (let j = 0; j < 3; j++) {
+        const offset = (24 / 31) * (a.quantiles[q][j] - a.mean[j]) + (7 / 31) * (b.quantiles[q][j] - b.mean[j]);
+        expect(out.quantiles[q][j]).toBeCloseTo(out.mean[j] + offset, 12);
+      }
+    expect(out.quantiles[0][2]).toBeLessThan(out.quantiles[1][2]);
+    expect(out.quantiles[1][2]).toBeLessThan(out.quantiles[2][2]);
+    expect(out.quantiles[2]).not.toEqual(conformal.quantiles[2]);
+  });
+
+  test("the equal mean with the members' quantiles runs only the earliest window, which seats the same members as all of them", async () => {
+    // Season 8: seasonal naive refuses a window whose history is shorter than a season, so it sits
+    // out the 20-point series (earliest cut 5) and takes part in the 40-point one (earliest cut 25).
+    const tasks = [
+      task(trend(20), 3, 8, [0.1, 0.9]),
+      task(
+        trend(40).map((v) => v + (v % 8)),
+        3,
+        8,
+        [0.1, 0.9],
+      ),
+    ];
+    const members = await Promise.all(['naive', 'seasonal-naive'].map(async (name) => ({ name, model: await loadMember(name, settings) })));
+    const combining = { combination: 'mean', intervals: 'members' } as const;
+    const earliest = await runMembers(members, tasks, [], 5, true);
+    const all = await runMembers(members, tasks, [], 5);
+    expect(earliest.runs[1].windows.map((w) => w.length)).toEqual([1, 1]);
+    expect(all.runs[1].windows.map((w) => w.length)).toEqual([5, 5]);
+    expect(earliest.runs[1].windows[0][0]).toBeNull();
+    expect(all.runs[1].windows[1].every((w) => w !== null)).toBe(true);
+    const outputs = await ensemble.forecastBatch(tasks, [], options(['naive', 'seasonal-naive'], 'mean', 5, 'members'));
+    tasks.forEach((t, i) => {
+      expect(outputs[i]).toEqual(combineTask(t, i, all, combining, ['naive', 'seasonal-naive']));
+      expect(combineTask(t, i, earliest, combining, ['naive', 'seasonal-naive'])).toEqual(outputs[i]);
+    });
+    expect(outputs[0].mean).toEqual(Float64Array.of(19, 19, 19));
+    expect(() => combineTask(tasks[0], 0, earliest, { combination: 'weighted', intervals: 'members' }, ['naive', 'seasonal-naive'])).toThrow(/every window/);
+  });
+
   test('a member refusing the windows sits the series out; one refusing everything too; none left is a model input error', async () => {
     // Season 8 with 10 observations: seasonal naive forecasts the whole history but no window (cuts 1, 4, 7).
     const short = trend(10);
@@ -104,15 +156,19 @@ describe('ensemble model', () => {
   test('naive stays the last value inside an ensemble whose season is 4', async () => {
     const runs = await runMembers([{ name: 'naive', model: await loadMember('naive', settings) }], [task(trend(20), 3, 4)], [], 2);
     expect([...runs.runs[0].full[0]!.mean]).toEqual([19, 19, 19]);
-    expect([...combineTask(task(trend(20), 3, 4), 0, runs, 'mean', ['naive']).mean]).toEqual([19, 19, 19]);
+    expect([...combineTask(task(trend(20), 3, 4), 0, runs, { combination: 'mean', intervals: 'conformal' }, ['naive']).mean]).toEqual([19, 19, 19]);
   });
 
-  test('without members or combination each series gets its profile: short ones (n <= 150, season <= 12) the equal mean of six, long ones the weighted five', () => {
+  test("without members, combination or intervals each series gets its profile: short ones (n <= 150, season <= 12) the equal mean of six with the members' quantiles, long ones the weighted five with conformal ones", () => {
     expect(defaultProfile(task(trend(150), 8, 12))).toBe(SHORT_SERIES_PROFILE);
     expect(defaultProfile(task(trend(151), 8, 12))).toBe(LONG_SERIES_PROFILE);
     expect(defaultProfile(task(trend(60), 8, 24))).toBe(LONG_SERIES_PROFILE);
-    expect(SHORT_SERIES_PROFILE).toEqual({ members: ['aets', 'aarima', 'theta', 'ces', 'mstl', 'svc-global'], combination: 'mean' });
-    expect(LONG_SERIES_PROFILE).toEqual({ members: ['aets', 'theta', 'mstl', 'svc-global', 'seasonal-naive'], combination: 'weighted' });
+    expect(SHORT_SERIES_PROFILE).toEqual({ members: ['aets', 'aarima', 'theta', 'ces', 'mstl', 'svc-global'], combination: 'mean', intervals: 'members' });
+    expect(LONG_SERIES_PROFILE).toEqual({
+      members: ['aets', 'theta', 'mstl', 'svc-global', 'seasonal-naive'],
+      combination: 'weighted',
+      intervals: 'conformal',
+    });
   });
 
   test('a batch mixing short and long series: each group forecast as if requested alone with its profile named', async () => {
@@ -127,7 +183,7 @@ describe('ensemble model', () => {
     const tasks = [withTimes(wave(48, 0), 0), withTimes(wave(200, 1), 1), withTimes(wave(48, 2), 2)];
     const mixed = await ensemble.forecastBatch(tasks, []);
     const alone = (p: typeof SHORT_SERIES_PROFILE, ts: ForecastTask[]) =>
-      ensemble.forecastBatch(ts, [], { ensemble: { members: p.members, combination: p.combination, windows: 5 } });
+      ensemble.forecastBatch(ts, [], { ensemble: { members: p.members, combination: p.combination, intervals: p.intervals, windows: 5 } });
     const [short0, short2] = await alone(SHORT_SERIES_PROFILE, [tasks[0], tasks[2]]);
     const [long1] = await alone(LONG_SERIES_PROFILE, [tasks[1]]);
     expect(mixed[0]).toEqual(short0);
@@ -136,5 +192,11 @@ describe('ensemble model', () => {
     // The two profiles really differ on the same short series.
     const [asLong] = await alone(LONG_SERIES_PROFILE, [tasks[0]]);
     expect(asLong.mean).not.toEqual(short0.mean);
+    // Naming only the members keeps each series' own source of quantiles.
+    const [short0Named, long1Named] = await ensemble.forecastBatch([tasks[0], tasks[1]], [], { ensemble: { members: ['aets', 'theta'], windows: 5 } });
+    const [short0Members] = await ensemble.forecastBatch([tasks[0]], [], options(['aets', 'theta'], 'mean', 5, 'members'));
+    const [long1Conformal] = await ensemble.forecastBatch([tasks[1]], [], options(['aets', 'theta'], 'weighted', 5, 'conformal'));
+    expect(short0Named).toEqual(short0Members);
+    expect(long1Named).toEqual(long1Conformal);
   }, 60_000);
 });

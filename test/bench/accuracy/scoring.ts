@@ -2,7 +2,7 @@ import { crps } from '../../../engine/metrics.ts';
 import { seasonalNaive } from '../../../models/naive.ts';
 import type { ForecastOutput, ForecastTask } from '../../../models/types.ts';
 import type { M4Series } from '../../../datasets/m4.ts';
-import { mase, smape } from '../m4-scores.ts';
+import { mase, maseScale, smape } from '../m4-scores.ts';
 
 /** How the accuracy benchmark scores a forecast of an M4 series, and sums the scores of a model up. */
 
@@ -14,6 +14,8 @@ export interface SeriesScore {
   /** Null when the series' MASE scale is zero. */
   readonly mase: number | null;
   readonly crps: number;
+  /** CRPS over MASE's scale (null where that is zero): comparable across series of any size. */
+  readonly scaledCrps: number | null;
   /** Share of the test points inside the 80% interval (the 0.1 and 0.9 quantiles). */
   readonly coverage80: number;
 }
@@ -40,7 +42,14 @@ export function score(s: M4Series, out: ForecastOutput): SeriesScore {
   s.test.forEach((y, t) => {
     if (out.quantiles[LOW_80][t] <= y && y <= out.quantiles[HIGH_80][t]) inside++;
   });
-  return { smape: smape(s.test, out.mean), mase: mase(s.train, s.test, out.mean, s.seasonLength), crps: c, coverage80: inside / s.test.length };
+  const scale = maseScale(s.train, s.seasonLength);
+  return {
+    smape: smape(s.test, out.mean),
+    mase: mase(s.train, s.test, out.mean, s.seasonLength),
+    crps: c,
+    scaledCrps: scale > 0 ? c / scale : null,
+    coverage80: inside / s.test.length,
+  };
 }
 
 /** Seasonal naive at the file's freq: the stand-in for a series a model failed on. */
@@ -64,6 +73,8 @@ export interface Summary {
   /** Series left out of the MASE mean because their scale is zero. */
   readonly maseUndefined: number;
   readonly crps: number;
+  /** Mean CRPS over MASE's scale, of the series where that is not zero. */
+  readonly scaledCrps: number;
   /** Share of all test points inside the 80% interval (every series has the same horizon). */
   readonly coverage80: number;
   /** Mean and median of fit + forecast wall time per series, milliseconds. */
@@ -95,6 +106,7 @@ export function summarize(label: string, scores: SeriesScore[], ms: number[], cp
     mase: mean(maseValues),
     maseUndefined: scores.length - maseValues.length,
     crps: mean(scores.map((s) => s.crps)),
+    scaledCrps: mean(scores.map((s) => s.scaledCrps).filter((c): c is number => c !== null)),
     coverage80: mean(scores.map((s) => s.coverage80)),
     msMean: mean(ms),
     msMedian: median(ms),
