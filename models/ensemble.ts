@@ -186,7 +186,6 @@ export function combineTask(
         mean,
         validated.map((k) => runs[k].full[i]!),
         weights,
-        task.quantiles.length,
       ),
     };
   const scores = Array.from({ length: horizon }, () => new Float64Array(windowCount));

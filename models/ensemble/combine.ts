@@ -65,16 +65,16 @@ export function combine(combination: Combination, forecasts: readonly Float64Arr
 /**
  * Quantiles from the members' own: at each level and step, the combined mean plus the weighted
  * mean of each member's offset from its own mean (with equal weights, the mean of the members'
- * quantiles shifted onto the combined mean). Levels stay ordered: each member's offsets are, and
- * the weights are not negative.
+ * quantiles shifted onto the combined mean). Every member has the same levels (the task's), at
+ * least one member is given. Levels stay ordered: each member's offsets are, and the weights are
+ * not negative.
  */
 export function memberQuantiles(
   mean: Float64Array,
   members: readonly { readonly mean: ArrayLike<number>; readonly quantiles: readonly ArrayLike<number>[] }[],
   weights: readonly number[],
-  levels: number,
 ): Float64Array[] {
-  return Array.from({ length: levels }, (_, q) => {
+  return members[0].quantiles.map((_, q) => {
     const out = Float64Array.from(mean);
     members.forEach((m, k) => {
       for (let j = 0; j < out.length; j++) out[j] += weights[k] * (m.quantiles[q][j] - m.mean[j]);
