@@ -2,11 +2,14 @@
  * The service's configuration: the one place the environment is read (docs/operations.md, "Configuration").
  * The entry points (bin/) call `loadConfig` once and pass the result down; nothing else reads
  * `process.env`, and worker threads receive their share of it through `workerData`.
- * This module imports nothing of the project, so every layer may import its types.
+ * It and its parts in config/ import nothing else of the project, so every layer may import its types.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { temporalConfig, type TemporalConfig } from './config/temporal.ts';
+
+export type { TemporalConfig, TemporalTls } from './config/temporal.ts';
 
 export interface Config {
   port: number;
@@ -41,24 +44,8 @@ export interface Config {
     /** FLOAT_SOURCES_DIR: registered float data sources (default DATA_DIR/float-sources). */
     floatSourcesDir: string;
   };
-  temporal: {
-    /** TEMPORAL_ADDRESS: an existing cluster; null means the server starts its own dev server. */
-    address: string | null;
-    /** Where every process of this deployment reaches Temporal: the cluster, else the embedded dev server. */
-    target: string;
-    namespace: string;
-    taskQueue: string;
-    /** Port of the embedded dev server. */
-    devPort: number;
-    /** Port of the embedded dev server's Web UI (TEMPORAL_UI_PORT; 0: no UI). */
-    uiPort: number;
-    /** The `temporal` CLI used for the embedded dev server. */
-    cliPath: string;
-    /** Whether the server process also runs a worker (off for API-only processes). */
-    runWorker: boolean;
-    /** WORKER_METRICS_PORT: where `npm run worker` serves GET /metrics (0: nowhere). */
-    workerMetricsPort: number;
-  };
+  /** Where Temporal is and how to reach it (config/temporal.ts). */
+  temporal: TemporalConfig;
   /** Where jobs' inputs, chunk inputs, metadata and results live (docs/operations.md, "Storage"). */
   storage: StorageConfig;
   jobs: {
@@ -278,8 +265,6 @@ export function loadConfig(env: Environment = process.env): Config {
   const dataDir = path.resolve(env.DATA_DIR || './data');
   const cores = Math.max(1, os.availableParallelism());
   const modelThreads = threads(env, 'MODEL_THREADS', cores);
-  const devPort = integer(env, 'TEMPORAL_DEV_PORT', 7233, 1);
-  const address = env.TEMPORAL_ADDRESS || null;
   return {
     port: integer(env, 'PORT', 8080),
     host: env.HOST || '0.0.0.0',
@@ -315,20 +300,7 @@ export function loadConfig(env: Environment = process.env): Config {
       },
       floatSourcesDir: path.resolve(env.FLOAT_SOURCES_DIR || path.join(dataDir, 'float-sources')),
     },
-    temporal: {
-      address,
-      target: address ?? `127.0.0.1:${devPort}`,
-      namespace: env.TEMPORAL_NAMESPACE || 'default',
-      taskQueue: env.TEMPORAL_TASK_QUEUE || 'forecast-jobs',
-      devPort,
-      // Temporal's own convention: the UI 1000 ports above the frontend (7233 -> 8233).
-      uiPort: integer(env, 'TEMPORAL_UI_PORT', devPort + 1000, 0),
-      // Where set-up (scripts/ensure-temporal-cli.sh) caches the Temporal CLI, outside the repo.
-      cliPath: env.TEMPORAL_CLI || path.join(env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'forecasting-service', 'bin', 'temporal'),
-      runWorker: env.RUN_WORKER !== 'false',
-      // Off by default: several workers may share a machine, and each needs a port of its own.
-      workerMetricsPort: integer(env, 'WORKER_METRICS_PORT', 0, 0),
-    },
+    temporal: temporalConfig(env),
     storage: storageConfig(env, dataDir),
     jobs: {
       forecastsPerChunk: integer(env, 'JOB_CHUNK_FORECASTS', 64, 1),

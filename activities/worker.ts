@@ -1,10 +1,14 @@
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { NativeConnection, Worker, type NativeConnectionOptions } from '@temporalio/worker';
 import type { Engine } from '../engine/engine.ts';
 import type { JobStore } from '../store/job-store.ts';
 import { createActivities, type ActivityDependencies } from './forecast-job.ts';
 
 export interface WorkerOptions {
   address: string;
+  /** TLS and a client certificate, or false for plaintext (docs/deployment.md, "A secured Temporal"). */
+  tls?: NativeConnectionOptions['tls'];
+  /** A Temporal Cloud API key, sent on every call. */
+  apiKey?: string;
   namespace: string;
   taskQueue: string;
   forecastsPerChunk: number;
@@ -23,7 +27,7 @@ const FORCE_AFTER_GRACE_MS = 10_000;
  * threads, so it takes about as many chunks at once as there are threads.
  */
 export async function createJobWorker(options: WorkerOptions, engine: Engine, store: JobStore, beta: ActivityDependencies['beta']): Promise<Worker> {
-  const connection = await NativeConnection.connect({ address: options.address });
+  const connection = await NativeConnection.connect({ address: options.address, tls: options.tls, ...(options.apiKey ? { apiKey: options.apiKey } : {}) });
   const graceMs = options.shutdownGraceMs ?? 0;
   return Worker.create({
     connection,

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../config.ts';
-import { activeKeyHashes, hashKey } from './keys-store.ts';
+import { hashKey, hasStoreKeyForm } from '../store/api-keys.ts';
 import { problem, sendProblem } from './problem.ts';
 import { FailureWindows } from './rate-limit.ts';
 
@@ -16,45 +16,113 @@ declare module 'fastify' {
   }
 }
 
-/** How stale the view of CLI-managed keys may get: a revoked key stops working within this. */
-const STORE_REFRESH_MS = 5_000;
-/** An unknown key triggers a re-read at most this often, so a new key works at once. */
-const MISS_REFRESH_MS = 1_000;
+/** Where CLI-made keys come from: the job store's (`store.apiKeys`), hash -> principal of the keys not revoked. */
+export interface KeySource {
+  activeHashes(): Promise<Map<string, string>>;
+}
+
+export interface KeyRefresh {
+  /** How often the view of the store's keys is refreshed in the background. */
+  intervalMs: number;
+  /** A view older than this (background refreshes failing) is reloaded before a key is checked against it. */
+  staleMs: number;
+  /** Reloads a request may cause (an unknown key, a stale view) start at most this often. */
+  requestMs: number;
+}
 
 /**
- * Resolves bearer keys to principals: keys from FORECAST_API_KEYS, and keys created with the
- * CLI. The DuckDB file is opened briefly and read-only, never held, so the CLI can always write.
+ * A revoked key stops working on every replica within 5 s: a refresh every 2 s, and a request
+ * waits for a reload once the view is 5 s old. An unknown key makes a request wait for a reload
+ * (at most one a second, shared by the requests waiting), so a new key works at once.
+ */
+export const KEY_REFRESH: KeyRefresh = { intervalMs: 2_000, staleMs: 5_000, requestMs: 1_000 };
+
+/**
+ * Resolves bearer keys to principals: keys from FORECAST_API_KEYS, and keys made with the key CLI,
+ * which live in the job store and are shared by every API process (store/api-keys.ts). A reload
+ * that fails keeps the last good view.
  */
 export class KeyResolver {
   private readonly envKeys: Map<string, string>;
   private storeKeys = new Map<string, string>();
+  /** When the current view's load started (what it shows was in the store then). */
   private loadedAt = 0;
+  /** When a reload for requests last started, and the next one while requests wait for it. */
+  private requestedAt = -Infinity;
+  private requested: Promise<void> | undefined;
   private loading: Promise<void> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private failing = false;
+  private warn: (message: string) => void = () => undefined;
 
   constructor(
-    private readonly config: Pick<Config, 'dataDir' | 'envKeys'>,
-    private readonly refresh = { staleMs: STORE_REFRESH_MS, missMs: MISS_REFRESH_MS },
+    /** The store's keys; null where there is no store (FORECAST_API_KEYS only). */
+    private readonly source: KeySource | null,
+    envKeys: Config['envKeys'],
+    private readonly refresh: KeyRefresh = KEY_REFRESH,
   ) {
-    this.envKeys = new Map(config.envKeys.map(({ principal, key }) => [hashKey(key), principal]));
+    this.envKeys = new Map(envKeys.map(({ principal, key }) => [hashKey(key), principal]));
+  }
+
+  /** Loads the keys now and every `intervalMs` until `stop()`; the timer does not keep the process alive. */
+  start(warn: (message: string) => void): void {
+    this.warn = warn;
+    if (this.timer || !this.source) return;
+    this.timer = setInterval(() => void this.load(), this.refresh.intervalMs).unref();
+    void this.load();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
   }
 
   async resolve(key: string): Promise<string | undefined> {
     const hash = hashKey(key);
     const fromEnv = this.envKeys.get(hash);
     if (fromEnv) return fromEnv;
-    const age = Date.now() - this.loadedAt;
-    if (age > this.refresh.staleMs || (!this.storeKeys.has(hash) && age > this.refresh.missMs)) await this.reload();
+    // A key of another form cannot be in the store: refused without a reload, so that clients
+    // sending wrong keys of any kind cost the store nothing and wait for nothing.
+    if (!this.source || !hasStoreKeyForm(key)) return undefined;
+    const stale = Date.now() - this.loadedAt > this.refresh.staleMs;
+    if (stale || !this.storeKeys.has(hash)) await this.reloadForRequests();
     return this.storeKeys.get(hash);
   }
 
-  private reload(): Promise<void> {
-    this.loading ??= activeKeyHashes(this.config.dataDir)
-      .then((keys) => {
-        this.storeKeys = keys;
-        this.loadedAt = Date.now();
-      })
-      // The CLI may hold the file for a moment: keep the last good view and try again later.
-      .catch(() => undefined)
+  /**
+   * A reload for requests (an unknown key, a stale view), started at most once per `requestMs`:
+   * a request sooner than that waits for the next one, which every request waiting shares.
+   */
+  private reloadForRequests(): Promise<void> {
+    this.requested ??= (async () => {
+      const wait = this.requestedAt + this.refresh.requestMs - Date.now();
+      // Awaited even when 0, so that what follows runs once `requested` holds this promise.
+      await new Promise((resolve) => (wait > 0 ? setTimeout(resolve, wait) : resolve(undefined)));
+      // Requests from now on may have keys this reload's listing misses: they wait for the next.
+      this.requested = undefined;
+      this.requestedAt = Date.now();
+      // A load under way may have listed the keys before this request's key was made: after it, load again.
+      await this.loading;
+      await this.load();
+    })();
+    return this.requested;
+  }
+
+  private load(): Promise<void> {
+    const startedAt = Date.now();
+    this.loading ??= this.source!.activeHashes()
+      .then(
+        (keys) => {
+          this.storeKeys = keys;
+          this.loadedAt = startedAt;
+          this.failing = false;
+        },
+        (error: unknown) => {
+          // Once per outage: the last good view stays in use meanwhile.
+          if (!this.failing) this.warn(`the API keys could not be read from the job store; the last keys read stay in use: ${(error as Error).message}`);
+          this.failing = true;
+        },
+      )
       .finally(() => {
         this.loading = undefined;
       });
@@ -75,6 +143,8 @@ export interface AuthOptions {
 }
 
 export const authPlugin = fp(async (app: FastifyInstance, opts: AuthOptions) => {
+  app.addHook('onReady', async () => opts.resolver.start((message) => app.log.warn(message)));
+  app.addHook('onClose', async () => opts.resolver.stop());
   const failures = opts.failures && opts.failures.limit > 0 ? new FailureWindows(opts.failures.limit, opts.failures.windowMs) : undefined;
   app.decorateRequest('principal', '');
   app.addHook('onRequest', async (request, reply) => {

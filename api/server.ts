@@ -2,7 +2,7 @@ import type { DuckDBInstance } from '@duckdb/node-api';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Config } from '../config.ts';
 import { Engine } from '../engine/engine.ts';
-import { authPlugin, KeyResolver } from './auth.ts';
+import { authPlugin, KeyResolver, type KeySource } from './auth.ts';
 import { drainingPlugin } from './draining.ts';
 import { errorsPlugin } from './errors-plugin.ts';
 import { IdempotentSubmissions } from './idempotency.ts';
@@ -28,6 +28,13 @@ export interface ServerParts {
   jobs?: JobService;
 }
 
+/**
+ * The CLI-made keys live in the job store, shared by every replica. Without a job service (tests
+ * of the synchronous API only) there is no store, and no keys beyond FORECAST_API_KEYS: those tests
+ * use them, or pass a resolver of their own, so that no test server reads a store in the background.
+ */
+const keySource = (parts: ServerParts): KeySource | null => parts.jobs?.store.apiKeys ?? null;
+
 /** The HTTP service: each concern a plugin, each route its schema. */
 export async function buildServer(config: Config, parts: ServerParts = {}): Promise<FastifyInstance> {
   // A number of hops, as Fastify takes it at run time (its types only know the function form).
@@ -42,7 +49,7 @@ export async function buildServer(config: Config, parts: ServerParts = {}): Prom
   await app.register(errorsPlugin);
   // Before authentication: while closing, every request gets the same 503, whoever sends it.
   await app.register(drainingPlugin);
-  await app.register(authPlugin, { resolver: parts.keyResolver ?? new KeyResolver(config), failures: config.authFailures });
+  await app.register(authPlugin, { resolver: parts.keyResolver ?? new KeyResolver(keySource(parts), config.envKeys), failures: config.authFailures });
   await app.register(rateLimitPlugin, config.rateLimit);
   const quotas = new QuotaPolicy(config.quotas);
   await app.register(uploadQuotaPlugin, { quotas, serverLimit: config.maxBodyBytes });

@@ -1,5 +1,7 @@
 import type { StorageConfig } from '../config.ts';
 import { JobStore } from '../store/job-store.ts';
+import { importLegacyKeys, legacyKeysFile } from '../store/legacy-keys.ts';
+import { cannotStart } from './start-up.ts';
 
 /**
  * The job store STORAGE_URL names, checked before anything else starts: a store that cannot be
@@ -11,8 +13,21 @@ export async function openCheckedJobStore(storage: StorageConfig): Promise<JobSt
   try {
     await store.check();
   } catch (error) {
-    console.error(`Cannot start: ${(error as Error).message}`);
-    process.exit(1);
+    cannotStart(error);
   }
   return store;
+}
+
+/**
+ * Imports the API keys of an old `DATA_DIR/keys.duckdb` into the job store, where every replica
+ * reads them (store/legacy-keys.ts); again at every start, which changes nothing once done. A file
+ * that cannot be read stops the start: its keys would otherwise be refused without a word.
+ */
+export async function importLegacyKeysAtStart(dataDir: string, store: JobStore): Promise<void> {
+  try {
+    const imported = await importLegacyKeys(dataDir, store.apiKeys);
+    if (imported > 0) console.log(`imported ${imported} API key(s) from ${legacyKeysFile(dataDir)} into the job store ${store.url}`);
+  } catch (error) {
+    cannotStart(error);
+  }
 }

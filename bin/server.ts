@@ -6,41 +6,26 @@
 import { createJobWorker } from '../activities/worker.ts';
 import { JobService } from '../api/jobs/job-service.ts';
 import { buildServer } from '../api/server.ts';
-import { loadConfig } from '../config.ts';
 import { Engine } from '../engine/engine.ts';
 import { openBetaWorkspace } from './beta-workspace.ts';
-import { openCheckedJobStore } from './open-store.ts';
+import { importLegacyKeysAtStart, openCheckedJobStore } from './open-store.ts';
 import { closeApi, handleShutdownSignals, orderShutdownOurselves, stopWorker } from './shutdown.ts';
-import { connectTemporal } from './temporal.ts';
+import { cannotStart, loadConfigOrStop } from './start-up.ts';
+import { connectTemporal, jobWorkerOptions } from './temporal.ts';
 
-const config = loadConfig();
+const config = loadConfigOrStop();
 if (config.temporal.runWorker) orderShutdownOurselves();
 const shutdown = handleShutdownSignals(config.shutdownGraceMs, (message) => console.error(message));
 const store = await openCheckedJobStore(config.storage);
+await importLegacyKeysAtStart(config.dataDir, store);
 const engine = new Engine(config.engine);
 const beta = await openBetaWorkspace(config);
-const temporal = await connectTemporal(config).catch((error: Error) => {
-  console.error(`Cannot start: ${error.message}`);
-  process.exit(1);
-});
+const temporal = await connectTemporal(config).catch(cannotStart);
 const jobs = new JobService(temporal.client, store, engine, { taskQueue: config.temporal.taskQueue, ...config.jobs });
 const app = await buildServer(config, { logger: true, engine, jobs, betaDb: beta.jobs.db });
 
 // Embedded by default: this process also works on jobs. RUN_WORKER=false leaves that to `npm run worker`.
-const worker = config.temporal.runWorker
-  ? await createJobWorker(
-      {
-        address: config.temporal.target,
-        namespace: config.temporal.namespace,
-        taskQueue: config.temporal.taskQueue,
-        forecastsPerChunk: config.jobs.forecastsPerChunk,
-        shutdownGraceMs: config.shutdownGraceMs,
-      },
-      engine,
-      store,
-      beta.jobs,
-    )
-  : undefined;
+const worker = config.temporal.runWorker ? await createJobWorker(jobWorkerOptions(config), engine, store, beta.jobs).catch(cannotStart) : undefined;
 const working = worker?.run();
 
 await app.listen({ port: config.port, host: config.host });

@@ -5,31 +5,23 @@
  * which retries them on another worker (docs/operations.md, "Shutdown").
  */
 import { createJobWorker } from '../activities/worker.ts';
-import { loadConfig } from '../config.ts';
 import { Engine } from '../engine/engine.ts';
 import { openBetaWorkspace } from './beta-workspace.ts';
 import { openCheckedJobStore } from './open-store.ts';
 import { handleShutdownSignals, orderShutdownOurselves, stopWorker } from './shutdown.ts';
+import { cannotStart, loadConfigOrStop } from './start-up.ts';
+import { checkTemporal, jobWorkerOptions } from './temporal.ts';
 import { serveWorkerMetrics } from './worker-metrics.ts';
 
-const config = loadConfig();
+const config = loadConfigOrStop();
 orderShutdownOurselves();
 const shutdown = handleShutdownSignals(config.shutdownGraceMs, (message) => console.error(message));
 const store = await openCheckedJobStore(config.storage);
 const engine = new Engine(config.engine);
 const beta = await openBetaWorkspace(config);
-const worker = await createJobWorker(
-  {
-    address: config.temporal.target,
-    namespace: config.temporal.namespace,
-    taskQueue: config.temporal.taskQueue,
-    forecastsPerChunk: config.jobs.forecastsPerChunk,
-    shutdownGraceMs: config.shutdownGraceMs,
-  },
-  engine,
-  store,
-  beta.jobs,
-);
+// The SDK's own connection errors do not say which setting is wrong; this check's do.
+await checkTemporal(config.temporal).catch(cannotStart);
+const worker = await createJobWorker(jobWorkerOptions(config), engine, store, beta.jobs).catch(cannotStart);
 const running = worker.run();
 const metricsPort = config.temporal.workerMetricsPort;
 const metrics =

@@ -27,6 +27,7 @@ import {
   type ResultTable,
 } from './layout.ts';
 import { ActiveJobs } from './active-jobs.ts';
+import { ApiKeys } from './api-keys.ts';
 import { StoreDatabase } from './duckdb.ts';
 import { IdempotencyRecords } from './idempotency.ts';
 import { LocalFolder, type ObjectStore } from './object-store.ts';
@@ -50,11 +51,14 @@ export class JobStore {
   readonly idempotency: IdempotencyRecords;
   /** Each principal's jobs that may be in progress, for the concurrent-jobs quota (store/active-jobs.ts). */
   readonly activeJobs: ActiveJobs;
+  /** API keys made with the key CLI, shared by every API process of the store (store/api-keys.ts). */
+  readonly apiKeys: ApiKeys;
 
   constructor(private readonly objects: ObjectStore) {
     this.db = new StoreDatabase(objects);
     this.idempotency = new IdempotencyRecords(objects);
     this.activeJobs = new ActiveJobs(objects);
+    this.apiKeys = new ApiKeys(objects);
   }
 
   /** The store STORAGE_URL names: a local folder (`file://`) or an S3-compatible bucket (`s3://`). */

@@ -1,5 +1,9 @@
-import { expect, test } from 'vitest';
-import { loadConfig } from '../config.ts';
+import fs from 'node:fs';
+import path from 'node:path';
+import { beforeAll, describe, expect, test } from 'vitest';
+import { loadConfig, type Environment } from '../config.ts';
+import { tempDataDir } from './api/helpers.ts';
+import { makeCertificates, type Certificates } from './jobs/tls-front.ts';
 
 test('JOB_RETENTION: minutes, hours or days; unset keeps jobs; anything else stops the start naming the variable', () => {
   expect(loadConfig({}).jobs.retentionMs).toBeNull();
@@ -23,4 +27,53 @@ test('SHUTDOWN_GRACE: 25 s by default; milliseconds, seconds (also a plain numbe
   expect(loadConfig({ SHUTDOWN_GRACE: '2m' }).shutdownGraceMs).toBe(120_000);
   expect(loadConfig({ SHUTDOWN_GRACE: '0' }).shutdownGraceMs).toBe(0);
   for (const bad of ['-1s', '1h', 'soon', '5 s']) expect(() => loadConfig({ SHUTDOWN_GRACE: bad })).toThrow(/SHUTDOWN_GRACE/);
+});
+
+describe('Temporal TLS settings', () => {
+  let certs: Certificates;
+  beforeAll(async () => {
+    certs = await makeCertificates(path.join(tempDataDir(), 'certs'));
+  }, 60_000);
+  const address = { TEMPORAL_ADDRESS: 'temporal.internal:7233' };
+
+  test('off unless asked for; a CA, a client certificate, a server name or an API key switch TLS on', () => {
+    expect(loadConfig(address).temporal.tls).toBeNull();
+    expect(loadConfig({ ...address, TEMPORAL_TLS: 'true' }).temporal.tls).toEqual({
+      serverCa: null,
+      clientCertificate: null,
+      serverName: null,
+      files: { ca: null, cert: null, key: null },
+    });
+    const cloud = loadConfig({ ...address, TEMPORAL_API_KEY: 'secret', TEMPORAL_NAMESPACE: 'prod.abc12' }).temporal;
+    expect([cloud.tls?.serverCa, cloud.apiKey, cloud.namespace]).toEqual([null, 'secret', 'prod.abc12']);
+    expect(loadConfig({ ...address, TEMPORAL_API_KEY: 'secret', TEMPORAL_TLS: 'false' }).temporal.tls).toBeNull();
+    const mutual = loadConfig({
+      ...address,
+      TEMPORAL_TLS_CA: certs.serverCa,
+      TEMPORAL_TLS_CERT: certs.clientCert,
+      TEMPORAL_TLS_KEY: certs.clientKey,
+      TEMPORAL_TLS_SERVER_NAME: 'temporal.test',
+    }).temporal.tls!;
+    expect(mutual.serverCa).toBe(fs.readFileSync(certs.serverCa, 'utf8'));
+    expect(mutual.clientCertificate).toEqual({ cert: fs.readFileSync(certs.clientCert, 'utf8'), key: fs.readFileSync(certs.clientKey, 'utf8') });
+    expect(mutual.serverName).toBe('temporal.test');
+  });
+
+  test('a wrong or contradictory setting stops the start naming it', () => {
+    const client = { TEMPORAL_TLS_CERT: certs.clientCert, TEMPORAL_TLS_KEY: certs.clientKey };
+    const cases: [Environment, RegExp][] = [
+      [{ TEMPORAL_TLS_CA: certs.serverCa }, /TEMPORAL_TLS_CA apply to a cluster named by TEMPORAL_ADDRESS, which is not set/],
+      [{ TEMPORAL_API_KEY: 'secret' }, /TEMPORAL_API_KEY apply to a cluster named by TEMPORAL_ADDRESS/],
+      [{ ...address, TEMPORAL_TLS: 'yes' }, /TEMPORAL_TLS must be true or false; got 'yes'/],
+      [{ ...address, TEMPORAL_TLS: 'false', TEMPORAL_TLS_CA: certs.serverCa }, /TEMPORAL_TLS=false contradicts TEMPORAL_TLS_CA/],
+      [{ ...address, TEMPORAL_TLS_CERT: certs.clientCert }, /TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY go together/],
+      [{ ...address, TEMPORAL_TLS_KEY: certs.clientKey }, /TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY go together/],
+      [{ ...address, TEMPORAL_TLS_CA: '/no/such/ca.pem' }, /TEMPORAL_TLS_CA=\/no\/such\/ca\.pem cannot be read/],
+      [{ ...address, TEMPORAL_TLS_CA: certs.clientKey }, /TEMPORAL_TLS_CA=\S+ is not a PEM certificate/],
+      [{ ...address, ...client, TEMPORAL_TLS_KEY: certs.clientCert }, /TEMPORAL_TLS_KEY=\S+ is not a PEM private key/],
+      [{ ...address, ...client, TEMPORAL_TLS_KEY: certs.rogueClientKey }, /TEMPORAL_TLS_KEY=\S+rogue-client\.key is not the private key of TEMPORAL_TLS_CERT/],
+      [{ TEMPORAL_DEV_PORT: '70000' }, /TEMPORAL_DEV_PORT must be a port number/],
+    ];
+    for (const [env, message] of cases) expect(() => loadConfig(env), JSON.stringify(env)).toThrow(message);
+  });
 });
