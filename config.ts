@@ -7,9 +7,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { temporalConfig, type TemporalConfig } from './config/temporal.ts';
+import { temporalConfig, type TemporalConfig } from './config/temporal-config.ts';
 
-export type { TemporalConfig, TemporalTls } from './config/temporal.ts';
+export type { TemporalConfig, TemporalTls } from './config/temporal-config.ts';
 
 export interface Config {
   port: number;
@@ -44,7 +44,7 @@ export interface Config {
     /** FLOAT_SOURCES_DIR: registered float data sources (default DATA_DIR/float-sources). */
     floatSourcesDir: string;
   };
-  /** Where Temporal is and how to reach it (config/temporal.ts). */
+  /** Where Temporal is and how to reach it (config/temporal-config.ts). */
   temporal: TemporalConfig;
   /** Where jobs' inputs, chunk inputs, metadata and results live (docs/operations.md, "Storage"). */
   storage: StorageConfig;

@@ -7,7 +7,7 @@ import { planBetaChunks } from '../engine/beta/job-plan.ts';
 import { locatorSource, type LocatorConfig } from '../engine/beta/locator.ts';
 import { BetaQuery } from '../engine/beta/query-schema.ts';
 import { inputColumns, queryFrequency } from '../engine/beta/query-fields.ts';
-import { parquetSource, type BetaSources, type TableSource } from '../engine/beta/sources.ts';
+import { parquetSource, type BetaSources, type TableSource } from '../engine/beta/table-sources.ts';
 import type { Engine } from '../engine/engine.ts';
 import type { FieldPath } from '../engine/errors.ts';
 import { withConnection } from '../engine/sql.ts';

@@ -4,10 +4,10 @@ import { EngineError } from '../engine/errors.ts';
 import { computePredictions } from '../engine/forecast.ts';
 import { splitIntoChunks } from '../engine/jobs/chunking.ts';
 import { seriesAreCoupled } from '../engine/plan.ts';
-import { modelEntry } from '../models/registry.ts';
+import { modelEntry } from '../models/contract/model-registry.ts';
 import type { JobStore } from '../store/job-store.ts';
 import { jobKind, type JobMeta } from '../store/layout.ts';
-import { jobChunkDuration } from '../telemetry/metrics.ts';
+import { jobChunkDuration } from '../telemetry/prometheus-metrics.ts';
 import { createBetaActivities, type BetaDependencies } from './beta-job.ts';
 import { JobDocuments } from './job-documents.ts';
 

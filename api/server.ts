@@ -5,7 +5,7 @@ import { Engine } from '../engine/engine.ts';
 import { authPlugin, KeyResolver, type KeySource } from './auth.ts';
 import { drainingPlugin } from './draining.ts';
 import { errorsPlugin } from './errors-plugin.ts';
-import { IdempotentSubmissions } from './idempotency.ts';
+import { IdempotentSubmissions } from './idempotent-submissions.ts';
 import type { JobService } from './jobs/job-service.ts';
 import { currentOpenApiDocument } from './openapi.ts';
 import { QuotaPolicy, uploadQuotaPlugin } from './quotas.ts';

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { ActivityDependencies } from '../activities/forecast-job.ts';
 import type { Config } from '../config.ts';
-import { openProcessBetaDatabase } from '../engine/beta/duckdb.ts';
+import { openProcessBetaDatabase } from '../engine/beta/beta-database.ts';
 
 /**
  * What a process needs for beta work, opened once and shared by its routes and its job worker:

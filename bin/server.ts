@@ -3,7 +3,7 @@
  * existing cluster, or the embedded dev server), the job store, the engine and, unless
  * RUN_WORKER=false, an in-process job worker. SIGINT or SIGTERM drains it (docs/operations.md, "Shutdown").
  */
-import { createJobWorker } from '../activities/worker.ts';
+import { createJobWorker } from '../activities/job-worker.ts';
 import { JobService } from '../api/jobs/job-service.ts';
 import { buildServer } from '../api/server.ts';
 import { Engine } from '../engine/engine.ts';

@@ -1,5 +1,5 @@
 import { Client, Connection, isGrpcServiceError, ServiceError } from '@temporalio/client';
-import type { WorkerOptions } from '../activities/worker.ts';
+import type { WorkerOptions } from '../activities/job-worker.ts';
 import type { Config, TemporalConfig } from '../config.ts';
 import { startDevServer, type DevServer } from './temporal-dev-server.ts';
 import { connectionOptions, probeTemporal } from './temporal-connection.ts';

@@ -4,7 +4,7 @@
  * so Prometheus must scrape it here. A bare node:http server, since it answers two fixed paths.
  */
 import { createServer, type Server } from 'node:http';
-import { registry } from '../telemetry/metrics.ts';
+import { registry } from '../telemetry/prometheus-metrics.ts';
 
 export async function serveWorkerMetrics(port: number, host: string): Promise<Server> {
   const server = createServer((request, response) => {

@@ -4,7 +4,7 @@
  * SIGTERM stops it polling; its running chunks finish within SHUTDOWN_GRACE or go back to Temporal,
  * which retries them on another worker (docs/operations.md, "Shutdown").
  */
-import { createJobWorker } from '../activities/worker.ts';
+import { createJobWorker } from '../activities/job-worker.ts';
 import { Engine } from '../engine/engine.ts';
 import { openBetaWorkspace } from './beta-workspace.ts';
 import { openCheckedJobStore } from './open-store.ts';

@@ -1,4 +1,4 @@
-import type { ModelSettings } from '../models/types.ts';
+import type { ModelSettings } from '../models/contract/model-interface.ts';
 import { ModelThreads } from './threads/pool.ts';
 
 /** What the engine is configured with (config.ts `engine`): the entry points pass it down. */

@@ -1,6 +1,6 @@
-import { horizonOutOfRange } from '../models/foundation/horizon-range.ts';
-import { availableModels, modelEntry, MODEL_NAMES, whyUnavailable, type ModelEntry } from '../models/registry.ts';
-import type { CovariateKind as ModelCovariateKind, ModelSettings } from '../models/types.ts';
+import { horizonOutOfRange } from '../models/families/foundation/horizon-range.ts';
+import { availableModels, modelEntry, MODEL_NAMES, whyUnavailable, type ModelEntry } from '../models/contract/model-registry.ts';
+import type { CovariateKind as ModelCovariateKind, ModelSettings } from '../models/contract/model-interface.ts';
 import { resolveCovariates, type CovariateGenerator } from './covariates/generator.ts';
 import type { EngineSettings } from './engine.ts';
 import { EngineError, invalidRequest, requestField, type FieldError, type FieldPath } from './errors.ts';

@@ -1,5 +1,5 @@
-import type { ModelEntry } from '../models/registry.ts';
-import type { ConformalSettings, ContextSeries, ForecastTask, GlobalBatchOptions, TaskCovariates } from '../models/types.ts';
+import type { ModelEntry } from '../models/contract/model-registry.ts';
+import type { ConformalSettings, ContextSeries, ForecastTask, GlobalBatchOptions, TaskCovariates } from '../models/contract/model-interface.ts';
 import type { CovariateGenerator, GeneratedColumns } from './covariates/generator.ts';
 import { DEFAULT_SEASON_LENGTH, SEASONAL_CYCLES } from './frequencies.ts';
 import { forecastIndex } from './predictions.ts';

@@ -1,6 +1,6 @@
-import type { ForecastOutput } from '../models/types.ts';
+import type { ForecastOutput } from '../models/contract/model-interface.ts';
 import type { Freq } from './frequencies.ts';
-import { computeMetrics } from './metrics.ts';
+import { computeMetrics } from './accuracy-metrics.ts';
 import { quantileKey } from './quantile-key.ts';
 import type { InputSerie } from './request-schema.ts';
 import type { Metrics, Prediction } from './response-schema.ts';

@@ -3,9 +3,15 @@ import { Covariate } from './covariates/registry.ts';
 import { FREQUENCIES } from './frequencies.ts';
 import { bulkArray } from './bulk-array.ts';
 import { instantMillis, scanIndex } from './time-index.ts';
-import { COMBINATIONS, ENSEMBLE_INTERVALS } from '../models/ensemble/combine.ts';
-import { DEFAULT_WINDOWS, LONG_SERIES_PROFILE, SHORT_SERIES_MAX_LENGTH, SHORT_SERIES_MAX_SEASON, SHORT_SERIES_PROFILE } from '../models/ensemble.ts';
-import { ENSEMBLE_MEMBERS } from '../models/registry.ts';
+import { COMBINATIONS, ENSEMBLE_INTERVALS } from '../models/families/ensemble/combine.ts';
+import {
+  DEFAULT_WINDOWS,
+  LONG_SERIES_PROFILE,
+  SHORT_SERIES_MAX_LENGTH,
+  SHORT_SERIES_MAX_SEASON,
+  SHORT_SERIES_PROFILE,
+} from '../models/families/ensemble/ensemble.ts';
+import { ENSEMBLE_MEMBERS } from '../models/contract/model-registry.ts';
 
 /**
  * The forecast request of the API reference (sections 2.1-2.4), as zod schemas. These schemas
@@ -99,7 +105,7 @@ const SeasonLength = z.int().min(1).nullable();
 
 /**
  * A local model's settings: its season, and where its quantiles come from (beyond the
- * reference: conformal quantiles from rolling-origin windows of the history, models/conformal.ts).
+ * reference: conformal quantiles from rolling-origin windows of the history, models/numerics/conformal.ts).
  */
 const intervalSettings = {
   intervals: z.enum(['model', 'conformal']).default('model').meta({
@@ -164,7 +170,7 @@ const mstlConfig = z.strictObject({
 
 const shortSeries = `series of at most ${SHORT_SERIES_MAX_LENGTH} observations with a season of at most ${SHORT_SERIES_MAX_SEASON}`;
 
-/** The ensemble's settings (models/ensemble.ts); left out, they are the measured winners for each series' length. */
+/** The ensemble's settings (models/families/ensemble/ensemble.ts); left out, they are the measured winners for each series' length. */
 const ensembleConfig = z.strictObject({
   model: z.literal('ensemble'),
   config: z.strictObject({

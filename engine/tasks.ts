@@ -1,12 +1,12 @@
-import type { ModelEntry } from '../models/registry.ts';
-import type { ContextSeries, ForecastOutput, ForecastTask, GlobalBatchOptions } from '../models/types.ts';
+import type { ModelEntry } from '../models/contract/model-registry.ts';
+import type { ContextSeries, ForecastOutput, ForecastTask, GlobalBatchOptions } from '../models/contract/model-interface.ts';
 import type { Engine } from './engine.ts';
 import { EngineError, type FieldRef } from './errors.ts';
 import type { RefitPolicy } from './request-schema.ts';
 import type { Lane } from './threads/queue-order.ts';
 import type { ThreadResult } from './threads/batch.ts';
 import { runInline, runsInline } from './threads/inline.ts';
-import { forecasts, modelBatchDuration, modelFitDuration } from '../telemetry/metrics.ts';
+import { forecasts, modelBatchDuration, modelFitDuration } from '../telemetry/prometheus-metrics.ts';
 
 /**
  * The forecast core that the stable and the beta pipelines share: the rules every task is made by

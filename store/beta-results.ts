@@ -3,7 +3,7 @@ import type { TargetForecast } from '../engine/beta/backtest.ts';
 import { addDuration, type Duration } from '../engine/beta/duration.ts';
 import { emptySeries, fillSeries, type PreparedSeries, type SeriesHead } from '../engine/beta/prepare.ts';
 import { sqlIdent, sqlString } from '../engine/sql.ts';
-import type { StoreDatabase } from './duckdb.ts';
+import type { StoreDatabase } from './store-database.ts';
 import { METRIC_NAMES, quantileColumn, writeAppendedParts } from './results.ts';
 
 /**

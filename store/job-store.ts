@@ -28,8 +28,8 @@ import {
 } from './layout.ts';
 import { ActiveJobs } from './active-jobs.ts';
 import { ApiKeys } from './api-keys.ts';
-import { StoreDatabase } from './duckdb.ts';
-import { IdempotencyRecords } from './idempotency.ts';
+import { StoreDatabase } from './store-database.ts';
+import { IdempotencyRecords } from './idempotency-records.ts';
 import { LocalFolder, type ObjectStore } from './object-store.ts';
 import { parseS3Url, S3Bucket } from './s3-bucket.ts';
 import { countRows, forecastOrder, mergeParts, readPredictions, writeResultParts, type ForecastResult } from './results.ts';
@@ -47,7 +47,7 @@ import type { PreparedSeries, SeriesHead } from '../engine/beta/prepare.ts';
  */
 export class JobStore {
   private readonly db: StoreDatabase;
-  /** Idempotency-Key records of job submissions, beside the jobs (store/idempotency.ts). */
+  /** Idempotency-Key records of job submissions, beside the jobs (store/idempotency-records.ts). */
   readonly idempotency: IdempotencyRecords;
   /** Each principal's jobs that may be in progress, for the concurrent-jobs quota (store/active-jobs.ts). */
   readonly activeJobs: ActiveJobs;

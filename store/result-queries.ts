@@ -1,5 +1,5 @@
 import { sqlString } from '../engine/sql.ts';
-import type { StoreDatabase } from './duckdb.ts';
+import type { StoreDatabase } from './store-database.ts';
 import { METRIC_NAMES, quantileColumn } from './results.ts';
 
 /**

@@ -4,7 +4,7 @@ import type { InputSerie } from '../engine/request-schema.ts';
 import type { Metrics, Prediction } from '../engine/response-schema.ts';
 import { sqlString } from '../engine/sql.ts';
 import { instantMillis } from '../engine/time-index.ts';
-import type { StoreDatabase } from './duckdb.ts';
+import type { StoreDatabase } from './store-database.ts';
 import type { ResultTable } from './layout.ts';
 
 /**

@@ -29,6 +29,25 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   web: [],
 };
 
+/**
+ * Inside models/: the contract (the interface and the registry, which loads the families), one
+ * folder per family, and the numerics several families share. A family reaches another only where
+ * it is built on it (mstl forecasts its trend with aets or aarima); numerics know no family.
+ */
+const MODEL_PARTS_MAY_IMPORT: Record<string, readonly string[]> = {
+  contract: ['families/*'],
+  numerics: ['contract'],
+  'families/*': ['contract', 'numerics'],
+  'families/mstl': ['contract', 'numerics', 'families/ets', 'families/arima'],
+};
+
+/** `contract`, `numerics` or `families/<name>` for a file under models/. */
+const modelPartOf = (file: string) =>
+  file
+    .split('/')
+    .slice(1, file.startsWith('models/families/') ? 3 : 2)
+    .join('/');
+
 const partOf = (file: string) => (file === 'config.ts' ? 'config' : file.includes('/') ? file.slice(0, file.indexOf('/')) : file);
 
 let graph: Record<string, string[]>;
@@ -65,6 +84,21 @@ describe('the layout', () => {
       }
     }
     expect(upward).toEqual([]);
+  });
+
+  test('inside models/, families import the contract and the shared numerics, and numerics no family', () => {
+    const mayImport = (from: string) => MODEL_PARTS_MAY_IMPORT[from] ?? (from.startsWith('families/') ? MODEL_PARTS_MAY_IMPORT['families/*'] : []);
+    const allowed = (from: string, to: string) => mayImport(from).some((part) => part === to || (part === 'families/*' && to.startsWith('families/')));
+    const crossing: string[] = [];
+    for (const [file, imports] of Object.entries(graph)) {
+      if (!file.startsWith('models/')) continue;
+      // Imports leaving models/ are the data-flow test's concern.
+      for (const target of imports.filter((t) => t.startsWith('models/'))) {
+        const [from, to] = [modelPartOf(file), modelPartOf(target)];
+        if (from !== to && !allowed(from, to)) crossing.push(`${file} -> ${target}`);
+      }
+    }
+    expect(crossing).toEqual([]);
   });
 
   test('workflows import only the types of the activities they orchestrate', () => {

@@ -1,15 +1,26 @@
 import type { FastifyInstance } from 'fastify';
 import type { z } from 'zod';
+import type { ZodOpenApiPathItemObject, ZodOpenApiPathsObject } from 'zod-openapi';
 import { creationDates } from '../../engine/plan.ts';
 import { quantileKey } from '../../engine/quantile-key.ts';
 import { jobKind, type JobKind, type JobMeta } from '../../store/layout.ts';
 import type { JobService } from '../jobs/job-service.ts';
 import { HttpError } from '../problem.ts';
 import { BETA_JOBS } from '../routes/beta-jobs.ts';
-import { JobIdParams } from '../routes/jobs.ts';
+import { JobIdParams } from '../schemas/jobs.ts';
+import { ERRORS, jobErrors, jsonResponse, problemResponse } from '../schemas/responses.ts';
 import { parseOr422 } from '../validation.ts';
 import { JobRequests } from './job-requests.ts';
-import { BetaMetricsPageQuery, MetricsPageQuery, SeriesParams, type LeaderboardEntry, type SeriesForecast } from './schemas.ts';
+import {
+  BetaMetricsPageQuery,
+  LeaderboardResponse,
+  MetricsPageQuery,
+  MetricsPageResponse,
+  SeriesParams,
+  SeriesResponse,
+  type LeaderboardEntry,
+  type SeriesForecast,
+} from './schemas.ts';
 
 /** How many of the caller's jobs on the same data a leaderboard compares (the newest). */
 export const MAX_COMPARED_JOBS = 20;
@@ -130,4 +141,62 @@ function ranked(rows: Omit<LeaderboardEntry, 'rank'>[]): LeaderboardEntry[] {
     ranks.set(row.target, rank);
     return { rank, ...row };
   });
+}
+
+/** These views in the OpenAPI document. */
+export function resultViewPaths(): ZodOpenApiPathsObject {
+  const errors = { ...jobErrors, ...ERRORS };
+  const problem = problemResponse;
+  const json = jsonResponse;
+  const path = { path: JobIdParams };
+  const views = (prefix: string, id: string): [string, ZodOpenApiPathItemObject][] => [
+    [
+      `${prefix}/{job_id}/leaderboard`,
+      {
+        get: {
+          operationId: `${id}Leaderboard`,
+          summary:
+            "The completed job's model ranked with the caller's other completed jobs on the same data: mae, mape, crps, wape and scaled_bias pooled over every scored step, computed by DuckDB from the result Parquet.",
+          requestParams: path,
+          responses: {
+            '200': json('The leaderboard.', LeaderboardResponse),
+            '409': problem('The job has not completed (`job_not_completed`).'),
+            ...errors,
+          },
+        },
+      },
+    ],
+    [
+      `${prefix}/{job_id}/metrics`,
+      {
+        get: {
+          operationId: `${id}MetricsPage`,
+          summary:
+            "A page of the job's metrics, one row per forecast (series and creation date), as its metrics Parquet has them; rows appear as the job runs.",
+          requestParams: { ...path, query: id === 'beta' ? BetaMetricsPageQuery : MetricsPageQuery },
+          responses: { '200': json('The rows.', MetricsPageResponse), ...errors },
+        },
+      },
+    ],
+  ];
+  return Object.fromEntries([
+    ...views('/forecast-jobs', 'forecast'),
+    ...views(BETA_JOBS, 'beta'),
+    [
+      '/forecast-jobs/{job_id}/series/{series_index}',
+      {
+        get: {
+          operationId: 'forecastJobSeries',
+          summary:
+            "One series of a forecast job: its history (from the job's request) and its forecasts by creation date with their actuals and metrics, as written so far.",
+          requestParams: { path: SeriesParams },
+          responses: {
+            '200': json('The series.', SeriesResponse),
+            ...errors,
+            '404': problem('No such job, or the job has no series at `series_index` (`not_found`; the detail says how many it has).'),
+          },
+        },
+      },
+    ],
+  ]);
 }

@@ -1,21 +1,26 @@
 import type { DuckDBInstance } from '@duckdb/node-api';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import type { ZodOpenApiPathsObject } from 'zod-openapi';
 import { checkInputColumns } from '../../engine/beta/prepare.ts';
 import { inputColumns, summariseRoles, type BetaQuery } from '../../engine/beta/query-fields.ts';
-import type { BetaSources } from '../../engine/beta/sources.ts';
+import type { BetaSources } from '../../engine/beta/table-sources.ts';
 import { invalidRequest, requestField } from '../../engine/errors.ts';
 import { withConnection } from '../../engine/sql.ts';
 import { quantileLevels } from '../../engine/tasks.ts';
 import { BETA_RESULT_COLUMNS } from '../../store/beta-results.ts';
-import { storedSources } from '../beta/sources.ts';
+import { storedSources } from '../beta/upload-sources.ts';
 import { newUploadDir, removeUpload, type Upload } from '../beta/upload.ts';
-import { idempotencyKey, REPLAYED_HEADER, requestFingerprint, type IdempotentSubmissions } from '../idempotency.ts';
+import { idempotencyKey, REPLAYED_HEADER, requestFingerprint, type IdempotentSubmissions } from '../idempotent-submissions.ts';
 import type { JobService } from '../jobs/job-service.ts';
 import type { QuotaPolicy } from '../quotas.ts';
 import { BETA_ROOTS } from '../problem.ts';
+import { betaBody, betaUploadErrors } from '../schemas/beta-upload.ts';
+import { IdempotencyHeader, JobIdParams, JobProgressSchema, submitErrors, submittedResponse } from '../schemas/jobs.ts';
+import type { betaModelQuery } from '../schemas/query.ts';
+import { dependencyErrors, ERRORS, jobErrors, jsonResponse, MULTIPART_MALFORMED } from '../schemas/responses.ts';
 import { parseOr422 } from '../validation.ts';
-import { JobIdParams, JobProgressSchema, jobControlRoutes } from './jobs.ts';
+import { controlPaths, deleteOperation, jobControlRoutes } from './job-control.ts';
 
 /** A beta call's body, received and checked as far as is cheap (routes/beta.ts). */
 export interface CheckedUpload {
@@ -27,7 +32,7 @@ export interface CheckedUpload {
 
 export const BETA_JOBS = '/v1-beta/forecast-jobs';
 
-export const BetaJobStatus = z
+const BetaJobStatus = z
   .object({
     job_id: z.string(),
     status: z.enum(['in_progress', 'completed', 'failed']),
@@ -123,4 +128,35 @@ export function betaJobRoutes(
   });
 
   jobControlRoutes(app, BETA_JOBS, jobs, 'beta');
+}
+
+/** Beta backtests as jobs in /openapi: the synchronous body in, status, cancel and Parquet results out. */
+export function betaJobPaths(query: ReturnType<typeof betaModelQuery>): ZodOpenApiPathsObject {
+  return {
+    [BETA_JOBS]: {
+      post: {
+        operationId: 'betaSubmitJob',
+        summary: 'Submit a beta backtest as a job (same body as POST /v1-beta/forecast); results as Parquet.',
+        requestParams: { query, header: IdempotencyHeader },
+        requestBody: betaBody(),
+        responses: {
+          '200': submittedResponse,
+          ...betaUploadErrors,
+          ...dependencyErrors,
+          ...ERRORS,
+          ...submitErrors(MULTIPART_MALFORMED),
+        },
+      },
+    },
+    [`${BETA_JOBS}/{job_id}`]: {
+      get: {
+        operationId: 'betaGetJob',
+        summary: 'Poll a beta job: in_progress (with progress), completed (with its download links) or failed (with error).',
+        requestParams: { path: JobIdParams },
+        responses: { '200': jsonResponse('The job.', BetaJobStatus), ...jobErrors, ...ERRORS },
+      },
+      delete: deleteOperation('beta', false),
+    },
+    ...Object.fromEntries(controlPaths(BETA_JOBS, 'beta', false)),
+  };
 }

@@ -1,20 +1,24 @@
 import type { DuckDBInstance } from '@duckdb/node-api';
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { openProcessBetaDatabase } from '../../engine/beta/duckdb.ts';
+import type { ZodOpenApiPathsObject } from 'zod-openapi';
+import { openProcessBetaDatabase } from '../../engine/beta/beta-database.ts';
 import type { LocatorConfig } from '../../engine/beta/locator.ts';
 import { BetaQuery } from '../../engine/beta/query-schema.ts';
+import { BetaResponse } from '../../engine/beta/response.ts';
 import { checkBetaQueryAgainstModel, runBetaForecast } from '../../engine/beta/run.ts';
 import type { Engine } from '../../engine/engine.ts';
 import { requireRunnableModel } from '../../engine/model-checks.ts';
-import { resolveSources } from '../beta/sources.ts';
+import { resolveSources } from '../beta/upload-sources.ts';
 import { betaJobRoutes, type CheckedUpload } from './beta-jobs.ts';
 import type { JobService } from '../jobs/job-service.ts';
 import { newUploadDir, receiveUpload, removeStaleUploads, removeUpload } from '../beta/upload.ts';
 import { BETA_ROOTS, HttpError } from '../problem.ts';
-import type { IdempotentSubmissions } from '../idempotency.ts';
+import type { IdempotentSubmissions } from '../idempotent-submissions.ts';
 import { tighterUploadLimit, uploadExceeded, type QuotaPolicy } from '../quotas.ts';
-import { BetaModelQuery } from '../query-schemas.ts';
+import { betaBody, betaUploadErrors } from '../schemas/beta-upload.ts';
+import { BetaModelQuery, type betaModelQuery } from '../schemas/query.ts';
+import { ERRORS, jsonResponse } from '../schemas/responses.ts';
 import { parseOr422 } from '../validation.ts';
 
 export interface BetaRouteOptions {
@@ -102,4 +106,25 @@ async function receiveCheckedUpload(request: FastifyRequest, dir: string, opts: 
   checkBetaQueryAgainstModel(query, model, opts.engine.settings.models);
   const sources = await resolveSources(query, upload, opts.locator);
   return { model, query, upload, sources };
+}
+
+export function betaPaths(query: ReturnType<typeof betaModelQuery>): ZodOpenApiPathsObject {
+  return {
+    '/v1-beta/forecast': {
+      post: {
+        operationId: 'betaForecast',
+        summary: 'Forecast uploaded Parquet or Arrow data described by a schema (beta): roll-ups, cutoffs (backtests) and metrics.',
+        requestParams: { query },
+        requestBody: betaBody(),
+        responses: {
+          '200': jsonResponse(
+            'Forecasts, one row per (series, cutoff, step). The Server-Timing header splits upload, schema logic, model and assembly time.',
+            BetaResponse,
+          ),
+          ...betaUploadErrors,
+          ...ERRORS,
+        },
+      },
+    },
+  };
 }

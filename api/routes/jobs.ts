@@ -1,54 +1,20 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import { z } from 'zod';
+import type { ZodOpenApiPathItemObject, ZodOpenApiPathsObject } from 'zod-openapi';
 import { ForecastRequest } from '../../engine/request-schema.ts';
-import { PredictionSchema } from '../../engine/response-schema.ts';
 import { completedJobBody } from '../jobs/completed-body.ts';
-import { idempotencyKey, REPLAYED_HEADER, requestFingerprint, type IdempotentSubmissions } from '../idempotency.ts';
+import { idempotencyKey, REPLAYED_HEADER, requestFingerprint, type IdempotentSubmissions } from '../idempotent-submissions.ts';
 import type { JobService } from '../jobs/job-service.ts';
 import type { QuotaPolicy } from '../quotas.ts';
-import { jobKind, type JobKind } from '../../store/layout.ts';
-import { HttpError } from '../problem.ts';
-import { ModelQuery } from '../query-schemas.ts';
+import { jobKind } from '../../store/layout.ts';
+import { IdempotencyHeader, JobIdParams, JobListQuery, JobPageQuery, JobStatusResponse, submitErrors, submittedResponse } from '../schemas/jobs.ts';
+import { ModelQuery } from '../schemas/query.ts';
+import { BODY_ERRORS, dependencyErrors, ERRORS, JSON_BODY_MALFORMED, jobErrors, jsonResponse, overQuota, problemResponse } from '../schemas/responses.ts';
 import { parseOr422 } from '../validation.ts';
+import { controlPaths, deleteOperation, jobControlRoutes } from './job-control.ts';
 
 /** Both the reference's current prefix and the earlier variant's (reference 9.3). */
 export const JOB_PREFIXES = ['/forecast-jobs', '/backtest-jobs'] as const;
-
-export const JobIdParams = z.strictObject({ job_id: z.string() });
-
-export const JobPageQuery = z.strictObject({
-  offset: z.coerce.number().int().min(0).default(0).meta({ description: 'First series to return (0-based).' }),
-  limit: z.coerce.number().int().min(1).optional().meta({ description: 'Number of series to return; all when omitted.' }),
-});
-
-export const JobProgressSchema = z
-  .object({ done: z.int(), total: z.int().nullable(), chunksDone: z.int(), chunks: z.int().nullable() })
-  .nullable()
-  .meta({ id: 'JobProgress', description: 'Forecasts done out of the total; null when no worker answered in time.' });
-
-export const JobStatusResponse = z
-  .object({
-    job_id: z.string(),
-    status: z.enum(['in_progress', 'completed', 'failed']),
-    series: z.array(z.array(PredictionSchema)).nullable().meta({ description: 'As in the synchronous response; null unless completed.' }),
-    progress: JobProgressSchema.optional(),
-    error: z.object({ code: z.string(), message: z.string() }).optional(),
-    total_series: z.int().optional(),
-    offset: z.int().optional(),
-    limit: z.int().nullable().optional(),
-  })
-  .meta({ id: 'JobStatus' });
-
-export const JobListQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(1000).default(100) });
-
-export const JobSubmitted = z
-  .object({
-    job_id: z.string(),
-    call_id: z.string().meta({ description: 'The same identifier, under the name the reference example uses.' }),
-    status: z.literal('in_progress'),
-  })
-  .meta({ id: 'JobSubmitted' });
 
 /**
  * Jobs (reference 4.2, 4.3), plus what a data engineer expects beyond it: cancel, list, and
@@ -110,35 +76,59 @@ export async function jobRoutes(
   }
 }
 
-/** Cancel, delete and the Parquet downloads, the same for both kinds of job (each under its own prefix). */
-export function jobControlRoutes(app: FastifyInstance, prefix: string, jobs: JobService, kind: JobKind): void {
-  app.post(`${prefix}/:job_id/cancel`, async (request) => {
-    const { job_id } = parseOr422(JobIdParams, request.params, 'path');
-    await jobs.meta(job_id, request.principal, kind);
-    const before = await jobs.state(job_id);
-    if (before.status !== 'in_progress')
-      throw new HttpError(409, 'job_finished', `job '${job_id}' has already finished (${before.status}); there is nothing to cancel`);
-    await jobs.cancel(job_id);
-    return { job_id, status: 'cancelling' };
-  });
+/** Job endpoints under one prefix; the earlier variant's prefix is documented as deprecated. */
+function prefixPaths(prefix: (typeof JOB_PREFIXES)[number], query: ReturnType<typeof ModelQuery>): [string, ZodOpenApiPathItemObject][] {
+  const deprecated = prefix !== '/forecast-jobs';
+  const id = prefix.slice(1).replace('-jobs', '');
+  const path = { path: JobIdParams };
+  return [
+    [
+      prefix,
+      {
+        post: {
+          operationId: `${id}SubmitJob`,
+          deprecated,
+          summary: 'Submit a forecast or backtest job (same body as POST /forecast).',
+          requestParams: { query, header: IdempotencyHeader },
+          requestBody: { required: true, content: { 'application/json': { schema: ForecastRequest } } },
+          responses: {
+            '200': submittedResponse,
+            ...BODY_ERRORS,
+            '413': problemResponse(
+              `The body is larger than MAX_BODY_BYTES (\`payload_too_large\`), ${overQuota('`upload_bytes`, `series_per_request`, `forecasts_per_job`')}.`,
+            ),
+            ...dependencyErrors,
+            ...ERRORS,
+            ...submitErrors(JSON_BODY_MALFORMED),
+          },
+        },
+        get: {
+          operationId: `${id}ListJobs`,
+          deprecated,
+          summary: "The caller's jobs, newest first.",
+          requestParams: { query: JobListQuery },
+          responses: { '200': jsonResponse('Jobs.', { type: 'object' }), ...dependencyErrors, ...ERRORS },
+        },
+      },
+    ],
+    [
+      `${prefix}/{job_id}`,
+      {
+        get: {
+          operationId: `${id}GetJob`,
+          deprecated,
+          summary: 'Poll a job: in_progress (with progress), completed (with series, pageable) or failed (with error).',
+          requestParams: { ...path, query: JobPageQuery },
+          responses: { '200': jsonResponse('The job.', JobStatusResponse), ...jobErrors, ...ERRORS },
+        },
+        delete: deleteOperation(id, deprecated),
+      },
+    ],
+    ...controlPaths(prefix, id, deprecated),
+  ];
+}
 
-  app.delete(`${prefix}/:job_id`, async (request) => {
-    const { job_id } = parseOr422(JobIdParams, request.params, 'path');
-    await jobs.meta(job_id, request.principal, kind);
-    await jobs.remove(job_id);
-    return { job_id, status: 'deleted' };
-  });
-
-  for (const table of ['predictions', 'metrics'] as const) {
-    app.get(`${prefix}/:job_id/${table}.parquet`, async (request, reply) => {
-      const { job_id } = parseOr422(JobIdParams, request.params, 'path');
-      const meta = await jobs.meta(job_id, request.principal, kind);
-      const state = await jobs.state(job_id);
-      if (state.status !== 'completed')
-        throw new HttpError(409, 'job_not_completed', `job '${job_id}' is ${state.status}; its results can be downloaded once it has completed`);
-      const file = await jobs.store.export(meta, table);
-      if (!file) throw new HttpError(404, 'not_found', `job '${job_id}' has no ${table}`);
-      return reply.type('application/vnd.apache.parquet').header('content-disposition', `attachment; filename="${job_id}-${table}.parquet"`).send(file);
-    });
-  }
+/** The job endpoints in /openapi, under both prefixes. */
+export function jobPaths(query: ReturnType<typeof ModelQuery>): ZodOpenApiPathsObject {
+  return Object.fromEntries(JOB_PREFIXES.flatMap((prefix) => prefixPaths(prefix, query)));
 }

@@ -1,13 +1,16 @@
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
-import { httpDuration, httpRequests, registry, watchJobs } from '../../telemetry/metrics.ts';
+import { z } from 'zod';
+import type { ZodOpenApiPathsObject } from 'zod-openapi';
+import { httpDuration, httpRequests, registry, watchJobs } from '../../telemetry/prometheus-metrics.ts';
 import type { JobService } from '../jobs/job-service.ts';
 import { HttpError } from '../problem.ts';
+import { jsonResponse, problemResponse, SHUTTING_DOWN, shuttingDown } from '../schemas/responses.ts';
 
 /**
  * What operators and their tools read: GET /healthz (the process answers), GET /readyz (Temporal
  * and the job store are reachable, so jobs can be served) and GET /metrics (Prometheus text
- * format, telemetry/metrics.ts). All three need no key, as probes and scrapers carry none; none
+ * format, telemetry/prometheus-metrics.ts). All three need no key, as probes and scrapers carry none; none
  * says anything about a caller's data. Every answered request is counted by route and status.
  */
 
@@ -55,3 +58,39 @@ const plugin: FastifyPluginAsync<OperationsOptions> = async (app: FastifyInstanc
 };
 
 export const operationsRoutes = fp(plugin, { name: 'operations' });
+
+const HealthResponse = z.object({ status: z.literal('ok') }).meta({ id: 'HealthResponse' });
+const ReadyResponse = z.object({ status: z.literal('ready'), checks: z.array(z.enum(['temporal', 'storage'])) }).meta({ id: 'ReadyResponse' });
+
+export function operationsPaths(): ZodOpenApiPathsObject {
+  return {
+    '/healthz': {
+      get: {
+        operationId: 'healthz',
+        summary: 'Liveness: the process answers. No key needed.',
+        security: [],
+        responses: { '200': jsonResponse('Alive.', HealthResponse), ...shuttingDown },
+      },
+    },
+    '/readyz': {
+      get: {
+        operationId: 'readyz',
+        summary: 'Readiness: Temporal and the job store (STORAGE_URL) answer, so jobs can be served. No key needed.',
+        security: [],
+        responses: {
+          '200': jsonResponse('Ready; `checks` lists what was checked.', ReadyResponse),
+          '503': problemResponse(`A dependency is unreachable (\`not_ready\`; the detail names it), or ${SHUTTING_DOWN}.`),
+        },
+      },
+    },
+    '/metrics': {
+      get: {
+        operationId: 'metrics',
+        summary:
+          'Prometheus metrics, text format 0.0.4: http_requests_total and http_request_duration_seconds by method, route and status; forecasts_total by model and outcome; model_fit_duration_seconds (per forecast, in its thread) and model_batch_duration_seconds (per batch, queueing included) by model; model_thread_queue_depth; job_chunk_duration_seconds by job kind; jobs by workflow status; the process metrics of prom-client. No key needed.',
+        security: [],
+        responses: { '200': { description: 'The metrics.', content: { 'text/plain': { schema: { type: 'string' } } } }, ...shuttingDown },
+      },
+    },
+  };
+}

@@ -1,11 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import type { ZodOpenApiPathsObject } from 'zod-openapi';
 import type { Engine } from '../../engine/engine.ts';
 import { warmUpModel } from '../../engine/warmup.ts';
-import { ModelQuery } from '../query-schemas.ts';
+import { ModelQuery } from '../schemas/query.ts';
+import { ERRORS, jsonResponse } from '../schemas/responses.ts';
 import { parseOr422 } from '../validation.ts';
 
-export const WarmupResponse = z
+const WarmupResponse = z
   .object({
     model: z.string(),
     status: z.literal('ready'),
@@ -23,4 +25,17 @@ export async function warmupRoutes(app: FastifyInstance, opts: { defaultModel: s
     const { model, loadTimeMs } = await warmUpModel(opts.engine, query.model);
     return { model, status: 'ready', load_time_ms: Math.round(loadTimeMs * 1000) / 1000, cloud: query.cloud ?? null, region: query.region ?? null };
   });
+}
+
+export function warmupPaths(query: ReturnType<typeof ModelQuery>): ZodOpenApiPathsObject {
+  return {
+    '/warmup': {
+      get: {
+        operationId: 'warmup',
+        summary: 'Load a model ahead of traffic.',
+        requestParams: { query },
+        responses: { '200': jsonResponse('The model is loaded.', WarmupResponse), ...ERRORS },
+      },
+    },
+  };
 }

@@ -14,7 +14,7 @@ import {
 import { AsyncMessageReader, CompressionType, DataType, MessageHeader, RecordBatchReader, util, type Field, type Vector } from 'apache-arrow';
 import { EngineError, refuseField, type FieldRef } from '../errors.ts';
 import { sqlIdent } from '../sql.ts';
-import { unreadable, type ColumnInfo, type TableSource } from './sources.ts';
+import { unreadable, type ColumnInfo, type TableSource } from './table-sources.ts';
 
 /**
  * An uploaded Arrow IPC part (file or stream format). DuckDB cannot read Arrow IPC without its

@@ -1,8 +1,8 @@
-import type { ModelEntry } from '../../models/registry.ts';
-import type { ForecastOutput, ForecastTask, TaskCovariates } from '../../models/types.ts';
+import type { ModelEntry } from '../../models/contract/model-registry.ts';
+import type { ForecastOutput, ForecastTask, TaskCovariates } from '../../models/contract/model-interface.ts';
 import type { Engine } from '../engine.ts';
 import { refuseField } from '../errors.ts';
-import { computeMetrics } from '../metrics.ts';
+import { computeMetrics } from '../accuracy-metrics.ts';
 import type { Metrics } from '../response-schema.ts';
 import type { RefitPolicy } from '../request-schema.ts';
 import { couplesSeries, quantileLevels, refitDates, runTasks, seasonLength, type TaskBatch } from '../tasks.ts';

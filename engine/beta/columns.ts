@@ -1,9 +1,9 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { invalidRequest, refuseField, requestField, type FieldError, type FieldPath } from '../errors.ts';
 import { sqlIdent } from '../sql.ts';
-import { isNumericType, isTemporalType } from './duckdb.ts';
+import { isNumericType, isTemporalType } from './beta-database.ts';
 import type { Columns } from './query-fields.ts';
-import type { ColumnInfo, TableSource } from './sources.ts';
+import type { ColumnInfo, TableSource } from './table-sources.ts';
 
 /**
  * The columns a query names must exist in its source with a type that fits their role: a target

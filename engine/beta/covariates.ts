@@ -4,7 +4,7 @@ import { duration, type Duration } from './duration.ts';
 import { sqlIdent } from '../sql.ts';
 import { bucketExpression, stepTimeSql } from './grid-sql.ts';
 import { summariseRoles, type BetaCovariate } from './query-fields.ts';
-import type { TableSource } from './sources.ts';
+import type { TableSource } from './table-sources.ts';
 
 /**
  * Covariate sources with their own schema (version 0.3), joined to the base series `on` pairs of

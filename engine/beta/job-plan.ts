@@ -1,14 +1,14 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { ModelEntry } from '../../models/registry.ts';
+import type { ModelEntry } from '../../models/contract/model-registry.ts';
 import { sqlString } from '../sql.ts';
 import { backtestSettings, dataSpan, noForecastRefusal, queryCutoffs, seriesCutoffs } from './backtest.ts';
-import { asMemoryRefusal } from './duckdb.ts';
+import { asMemoryRefusal } from './beta-database.ts';
 import { stepTime } from './grid-sql.ts';
 import { prepareSeriesTables, readHeads, type SeriesHead } from './prepare.ts';
 import type { BetaQuery } from './query-fields.ts';
-import type { BetaSources } from './sources.ts';
+import type { BetaSources } from './table-sources.ts';
 
 /**
  * A beta job's planning: the schema logic leaves the prepared series in DuckDB, the cutoffs are

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { EngineError, refuseField, type FieldRef } from '../errors.ts';
-import { parquetSource, type ColumnInfo, type TableSource } from './sources.ts';
+import { parquetSource, type ColumnInfo, type TableSource } from './table-sources.ts';
 
 /**
  * The locator form: `input.source` (or a covariate's `source`) is a string naming Parquet data

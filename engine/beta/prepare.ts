@@ -9,7 +9,7 @@ import { checkNoGaps, fillGrid, isComplete, stepTime, type TargetSpec } from './
 import { hierarchyLevels, selectLevels, type Level } from './hierarchy.ts';
 import { inputColumns, queryFrequency, summariseRoles, type Aggregate, type BetaQuery } from './query-fields.ts';
 import { rollUp } from './rollup.ts';
-import type { BetaSources } from './sources.ts';
+import type { BetaSources } from './table-sources.ts';
 
 /**
  * The schema logic, as SQL in DuckDB: rows are bucketed onto the frequency grid (duplicates

@@ -1,6 +1,6 @@
 import type { DuckDBInstance } from '@duckdb/node-api';
-import { MODEL_NAMES, modelEntry, type ModelEntry } from '../../models/registry.ts';
-import type { ModelSettings } from '../../models/types.ts';
+import { MODEL_NAMES, modelEntry, type ModelEntry } from '../../models/contract/model-registry.ts';
+import type { ModelSettings } from '../../models/contract/model-interface.ts';
 import type { Engine } from '../engine.ts';
 import { invalidRequest, requestField, type FieldError } from '../errors.ts';
 import { horizonOutOfRangeField, requireRunnableModel } from '../model-checks.ts';
@@ -9,11 +9,11 @@ import type { Metrics } from '../response-schema.ts';
 import { withConnection } from '../sql.ts';
 import { backtestSettings, dataSpan, noForecastRefusal, planForecasts, queryCutoffs, runBacktest, targetForecasts } from './backtest.ts';
 import { addDuration, duration, isoDuration, isoTimestamp, wholeSteps } from './duration.ts';
-import { asMemoryRefusal } from './duckdb.ts';
+import { asMemoryRefusal } from './beta-database.ts';
 import { prepareSeries } from './prepare.ts';
 import { inputColumns, summariseRoles, type BetaQuery } from './query-fields.ts';
 import { BetaResponseBuilder, type BetaResponse } from './response.ts';
-import type { BetaSources } from './sources.ts';
+import type { BetaSources } from './table-sources.ts';
 
 /**
  * The synchronous beta pipeline: the schema logic prepares the series in DuckDB (prepare.ts), the

@@ -1,10 +1,10 @@
 /**
  * Runs one batch of forecasts for one model: what a model thread does with each message
- * (worker.ts), and what the event loop does itself for the few batches too small to be worth a
+ * (model-thread.ts), and what the event loop does itself for the few batches too small to be worth a
  * message (inline.ts). One implementation, so a forecast is the same wherever it runs.
  */
-import { conformalForecast } from '../../models/conformal.ts';
-import { modelEntry } from '../../models/registry.ts';
+import { conformalForecast } from '../../models/numerics/conformal.ts';
+import { modelEntry } from '../../models/contract/model-registry.ts';
 import {
   ModelInputError,
   type ContextSeries,
@@ -14,7 +14,7 @@ import {
   type GlobalModel,
   type LocalModel,
   type ModelSettings,
-} from '../../models/types.ts';
+} from '../../models/contract/model-interface.ts';
 
 export interface ThreadBatch {
   model: string;

@@ -1,5 +1,5 @@
-import { modelEntry } from '../../models/registry.ts';
-import type { ForecastTask, LocalModel } from '../../models/types.ts';
+import { modelEntry } from '../../models/contract/model-registry.ts';
+import type { ForecastTask, LocalModel } from '../../models/contract/model-interface.ts';
 import { runLocalBatch, type ThreadResult } from './batch.ts';
 import type { Lane } from './queue-order.ts';
 

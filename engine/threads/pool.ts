@@ -1,9 +1,9 @@
 import { Piscina } from 'piscina';
-import type { ContextSeries, ForecastTask, GlobalBatchOptions, ModelSettings } from '../../models/types.ts';
-import { watchQueueDepth } from '../../telemetry/metrics.ts';
+import type { ContextSeries, ForecastTask, GlobalBatchOptions, ModelSettings } from '../../models/contract/model-interface.ts';
+import { watchQueueDepth } from '../../telemetry/prometheus-metrics.ts';
 import { DeadlineTaskQueue, withQueueOptions, type Lane } from './queue-order.ts';
 import type { ThreadBatch, ThreadResult } from './batch.ts';
-import type { ThreadData } from './worker.ts';
+import type { ThreadData } from './model-thread.ts';
 
 /**
  * The worker threads that fit and run models, so a long fit never blocks the event loop. Threads
@@ -24,7 +24,7 @@ class LazyPool {
 
   get threads(): Piscina {
     if (!this.pool) {
-      const workerData: ThreadData = { taskModule: new URL('./worker.ts', import.meta.url).href, models: this.models };
+      const workerData: ThreadData = { taskModule: new URL('./model-thread.ts', import.meta.url).href, models: this.models };
       this.pool = new Piscina({
         filename: new URL('./bootstrap.mjs', import.meta.url).href,
         workerData,

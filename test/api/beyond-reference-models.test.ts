@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import { ces, fitCes, forecastWithCes } from '../../models/ces.ts';
-import { aets } from '../../models/aets.ts';
+import { ces, fitCes, forecastWithCes } from '../../models/families/ces/ces.ts';
+import { aets } from '../../models/families/ets/aets.ts';
 import { AUTH, dailyRequest, hourlySeries, useTestServer } from './helpers.ts';
 
 const server = useTestServer();

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { ForecastResponseSchema } from '../../engine/response-schema.ts';
-import { conformalForecast } from '../../models/conformal.ts';
-import { fitTheta, forecastWithTheta, theta } from '../../models/theta.ts';
+import { conformalForecast } from '../../models/numerics/conformal.ts';
+import { fitTheta, forecastWithTheta, theta } from '../../models/families/theta/theta.ts';
 import { AUTH, dailyRequest, hourlySeries, useTestServer } from './helpers.ts';
 
 const server = useTestServer();

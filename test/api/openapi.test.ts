@@ -1,7 +1,7 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { availableModels } from '../../models/registry.ts';
+import { availableModels } from '../../models/contract/model-registry.ts';
 import { testConfig, testServer } from './helpers.ts';
 
 let app: FastifyInstance;

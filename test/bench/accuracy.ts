@@ -6,7 +6,7 @@
  *                             [--limit N] [--every K] [--no-r] [--no-statsforecast] [--r-cache DIR] [--json FILE]
  *
  * Scores per dataset and model: mean sMAPE (%) and mean MASE (M4 definitions, test/bench/m4-scores.ts),
- * mean CRPS (engine/metrics.ts `crps` on a fixed grid of quantile levels), and the wall-clock
+ * mean CRPS (engine/accuracy-metrics.ts `crps` on a fixed grid of quantile levels), and the wall-clock
  * (and CPU) time of fit + forecast per series (single thread), and the share of test points inside
  * the 80% interval. A model that throws, or returns a non-finite or mis-sized forecast, on a
  * series is counted and that series is scored with seasonal naive at the file's freq, so the means
@@ -17,9 +17,9 @@
  */
 import { existsSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
-import { naive, seasonalNaiveModel } from '../../models/naive.ts';
-import { modelEntry } from '../../models/registry.ts';
-import type { GlobalModel, LocalModel } from '../../models/types.ts';
+import { naive, seasonalNaiveModel } from '../../models/families/naive/naive.ts';
+import { modelEntry } from '../../models/contract/model-registry.ts';
+import type { GlobalModel, LocalModel } from '../../models/contract/model-interface.ts';
 import { loadM4, M4_NAMES, type M4Name, type M4Series } from '../../datasets/m4.ts';
 import { PEERS, peerLabel, runPeerReference } from './peer-reference.ts';
 import { fmt, ordinal, PEER_TARGETS, ratioRow, scoreRow, table } from './accuracy/report.ts';
@@ -78,7 +78,10 @@ const MODELS: Record<string, ModelSpec> = {
   // Hourly: the day and the week, as the service's default for H and the peer's run.
   mstl: { seasonLength: (s) => s.seasonLength, seasonLengths: m4Cycles, load: () => loadOptional('mstl.ts', 'mstl'), peers: { statsforecast: 'MSTL' } },
   // The global model: one fit across all series of the set (runGlobal).
-  'svc-global': { seasonLength: (s) => s.seasonLength, load: async () => ({ global: (await import('../../models/svc-global/index.ts')).svcGlobal }) },
+  'svc-global': {
+    seasonLength: (s) => s.seasonLength,
+    load: async () => ({ global: (await import('../../models/families/svc-global/svc-global.ts')).svcGlobal }),
+  },
   // The ensemble with its defaults: also a global model (svc-global is a member).
   ensemble: { seasonLength: (s) => s.seasonLength, seasonLengths: m4Cycles, load: async () => ({ global: await loadModel('ensemble') }) },
 };
@@ -162,7 +165,7 @@ export async function run(argv: string[]): Promise<void> {
     );
   console.log(`quantiles of our local models: ${conformal ? `conformal, ${conformal.windows} rolling-origin windows (--conformal)` : "the models' own"}`);
   console.log(
-    `CRPS: quantile approximation (engine/metrics.ts crps) on the fixed grid of ${QUANTILE_GRID.length} levels ${QUANTILE_GRID[0]}, ${QUANTILE_GRID[1]}, ..., ${QUANTILE_GRID[QUANTILE_GRID.length - 1]}; in the data's units, so its mean is dominated by the large-valued series.`,
+    `CRPS: quantile approximation (engine/accuracy-metrics.ts crps) on the fixed grid of ${QUANTILE_GRID.length} levels ${QUANTILE_GRID[0]}, ${QUANTILE_GRID[1]}, ..., ${QUANTILE_GRID[QUANTILE_GRID.length - 1]}; in the data's units, so its mean is dominated by the large-valued series.`,
   );
   console.log(
     "sMAPE (%) and MASE: M4 definitions; MASE scaled by the in-sample seasonal naive MAE at the file's freq (lag 1 when train is not longer than freq).",

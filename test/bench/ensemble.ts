@@ -23,10 +23,10 @@ import {
   SHORT_SERIES_PROFILE,
   type EnsembleProfile,
   type EnsembleRuns,
-} from '../../models/ensemble.ts';
-import { COMBINATIONS, ENSEMBLE_INTERVALS } from '../../models/ensemble/combine.ts';
-import { ENSEMBLE_MEMBERS, loadMember } from '../../models/registry.ts';
-import type { ForecastOutput, ForecastTask } from '../../models/types.ts';
+} from '../../models/families/ensemble/ensemble.ts';
+import { COMBINATIONS, ENSEMBLE_INTERVALS } from '../../models/families/ensemble/combine.ts';
+import { ENSEMBLE_MEMBERS, loadMember } from '../../models/contract/model-registry.ts';
+import type { ForecastOutput, ForecastTask } from '../../models/contract/model-interface.ts';
 import { fmt, fmtCrps, table } from './accuracy/report.ts';
 import { globalTasks } from './accuracy/runs.ts';
 import { invalidOutput, QUANTILE_GRID, score, summarize, type Summary } from './accuracy/scoring.ts';
@@ -135,7 +135,7 @@ async function runSet(name: SetName, members: string[], windows: number, every: 
     const shortCount = tasks.filter((t) => defaultProfile(t) === SHORT_SERIES_PROFILE).length;
     rows.push(scoreAll(`default: each series its profile (${shortCount} short)`, series, outputs, NaN));
     // The same default as the service runs it, timed: short series fit only their earliest window
-    // (models/ensemble.ts, seatsOnly), and svc-global is trained per profile's group of series.
+    // (models/families/ensemble/ensemble.ts, seatsOnly), and svc-global is trained per profile's group of series.
     const service = createEnsemble((m) => loadMember(m, settings));
     const c0 = process.cpuUsage();
     const served = await service.forecastBatch(tasks, [], { ensemble: { windows } });

@@ -14,7 +14,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import type { FoundationName, InstalledModel } from '../../models/foundation/store.ts';
+import type { FoundationName, InstalledModel } from '../../models/families/foundation/model-store.ts';
 
 export interface ReferenceEntry {
   /** The export module in tools/export/ whose builders make the model. */

@@ -23,7 +23,7 @@
  *   reported at its fastest, since TimesFM pads the last batch to a whole one. Its environment is
  *   created on first use from the export's requirements (scripts/ensure-onnx-reference.sh);
  *   --reference-python names an existing one instead (e.g. the export's own virtualenv).
- * - `adapter`: the service's model object (models/registry.ts, models/foundation/<model>.ts) in
+ * - `adapter`: the service's model object (models/contract/model-registry.ts, models/families/foundation/<model>.ts) in
  *   this thread, its ONNX Runtime session on T intra-op threads, one untimed call of the whole
  *   set first; its batching is its own (Chronos-2: 256 rows per batch, TimesFM: 256 series).
  * - `service` (unless --skip-service): POST /forecast with every series in one request, through
@@ -40,9 +40,9 @@ import os from 'node:os';
 import path from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { loadM4, type M4Series } from '../../datasets/m4.ts';
-import { requireInstalled, type FoundationName } from '../../models/foundation/store.ts';
-import { modelEntry } from '../../models/registry.ts';
-import type { ForecastOutput, ForecastTask } from '../../models/types.ts';
+import { requireInstalled, type FoundationName } from '../../models/families/foundation/model-store.ts';
+import { modelEntry } from '../../models/contract/model-registry.ts';
+import type { ForecastOutput, ForecastTask } from '../../models/contract/model-interface.ts';
 import { loadConfig } from '../../config.ts';
 import { REFERENCES, startReference, type ReferenceResult } from './onnx-reference.ts';
 
@@ -80,7 +80,7 @@ interface Result {
 
 /**
  * The reference's quantiles [level][step] in increasing order at every step, as the service
- * returns them (models/foundation/quantiles.ts): TimesFM 2.0's raw channels cross in a random
+ * returns them (models/families/foundation/quantiles.ts): TimesFM 2.0's raw channels cross in a random
  * tiny network, and the comparison is of the network's work, not of that choice.
  */
 function increasingAtEveryStep(quantiles: readonly Float64Array[]): Float64Array[] {
@@ -149,7 +149,7 @@ export async function run(args: string[]): Promise<void> {
   const names = values.models.split(',').map((s) => s.trim()) as FoundationName[];
   for (const name of names) {
     if (!REFERENCES[name]) throw new Error(`no reference pipeline for '${name}' (the table of test/bench/onnx-reference.ts)`);
-    if (!modelEntry(name)?.loadGlobal) throw new Error(`'${name}' has no adapter in the service (models/registry.ts)`);
+    if (!modelEntry(name)?.loadGlobal) throw new Error(`'${name}' has no adapter in the service (models/contract/model-registry.ts)`);
   }
   const repeat = Math.max(1, Number(values.repeat));
   const batchSizes = values['reference-batch'].split(',').map(Number);

@@ -29,13 +29,13 @@ import { startDevServer } from '../../bin/temporal-dev-server.ts';
 import { loadConfig } from '../../config.ts';
 import { loadM4 } from '../../datasets/m4.ts';
 import { backtestSettings, dataSpan, planForecasts, queryCutoffs, runBacktest, targetForecasts } from '../../engine/beta/backtest.ts';
-import { openBetaDatabase } from '../../engine/beta/duckdb.ts';
+import { openBetaDatabase } from '../../engine/beta/beta-database.ts';
 import { prepareSeries } from '../../engine/beta/prepare.ts';
 import { BetaQuery } from '../../engine/beta/query-schema.ts';
-import { parquetSource } from '../../engine/beta/sources.ts';
+import { parquetSource } from '../../engine/beta/table-sources.ts';
 import { Engine } from '../../engine/engine.ts';
 import { withConnection } from '../../engine/sql.ts';
-import { modelEntry } from '../../models/registry.ts';
+import { modelEntry } from '../../models/contract/model-registry.ts';
 import { bucketConnection, freePort, startMinio } from '../store/minio.ts';
 import { benchOptions } from './options.ts';
 

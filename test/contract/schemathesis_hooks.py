@@ -38,7 +38,7 @@ INEXPRESSIBLE_RULES = [
     (r"has \d+ values; expected \d+( or \d+)? \(.*?\)", "a covariate's length given by the target's, fcds' and horizon"),
     (r"has \d+ entries; the future variables have \d+ values", "a length equal to another array's"),
     (r"is '.*?' but the request's model is '.*?'", "model_config.model must name the query's model"),
-    # Rules of the model the query names (models/registry.ts capabilities, each model's minimum history).
+    # Rules of the model the query names (models/contract/model-registry.ts capabilities, each model's minimum history).
     (r"model '.*?' does not use .*?; models that do: .*?", "which covariates a model takes depends on the query's model"),
     (r".*?\bneeds? at least .*? observations? of history.*?", "a model's minimum history (and conformal windows': 2 x horizon + 1)"),
     (r"[\w-]+ could not fit .*?", "a model's fit of the values given (extreme magnitudes overflow its arithmetic)"),

@@ -3,7 +3,7 @@ import path from 'node:path';
 import Holidays from 'date-holidays';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { rng } from '../../models/random.ts';
+import { rng } from '../../models/numerics/random.ts';
 import { buildServer } from '../../api/server.ts';
 import { AUTH, testConfig } from '../api/helpers.ts';
 import { testTempDir } from '../temp-root.ts';

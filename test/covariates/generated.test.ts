@@ -9,7 +9,7 @@ import { planForecasts } from '../../engine/plan.ts';
 import type { EngineError } from '../../engine/errors.ts';
 import { ForecastRequest } from '../../engine/request-schema.ts';
 import { wallClockMillis } from '../../engine/time-index.ts';
-import { modelEntry } from '../../models/registry.ts';
+import { modelEntry } from '../../models/contract/model-registry.ts';
 import { testTempDir } from '../temp-root.ts';
 
 const days = (from: string, count: number) =>

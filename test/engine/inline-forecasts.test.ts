@@ -2,7 +2,7 @@ import { afterAll, describe, expect, test } from 'vitest';
 import { loadConfig } from '../../config.ts';
 import { INLINE_WORK_LIMIT, runInline, runsInline, taskWork } from '../../engine/threads/inline.ts';
 import { ModelThreads } from '../../engine/threads/pool.ts';
-import type { ForecastTask } from '../../models/types.ts';
+import type { ForecastTask } from '../../models/contract/model-interface.ts';
 
 const threads = new ModelThreads(2, loadConfig({}).engine.models);
 afterAll(() => threads.close());

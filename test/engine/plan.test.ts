@@ -2,9 +2,9 @@ import { expect, test } from 'vitest';
 import { splitIntoChunks } from '../../engine/jobs/chunking.ts';
 import { contextSeries, historyWindow, planForecasts, seriesAreCoupled } from '../../engine/plan.ts';
 import { refitDates } from '../../engine/tasks.ts';
-import { modelEntry } from '../../models/registry.ts';
+import { modelEntry } from '../../models/contract/model-registry.ts';
 import { ForecastRequest } from '../../engine/request-schema.ts';
-import type { ModelEntry } from '../../models/registry.ts';
+import type { ModelEntry } from '../../models/contract/model-registry.ts';
 
 const globalModel: ModelEntry = {
   name: 'g',

@@ -1,10 +1,10 @@
 import path from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { FastifyInstance } from 'fastify';
-import { createJobWorker } from '../../activities/worker.ts';
+import { createJobWorker } from '../../activities/job-worker.ts';
 import { JobService } from '../../api/jobs/job-service.ts';
 import { loadConfig, type Config } from '../../config.ts';
-import { openProcessBetaDatabase } from '../../engine/beta/duckdb.ts';
+import { openProcessBetaDatabase } from '../../engine/beta/beta-database.ts';
 import { Engine } from '../../engine/engine.ts';
 import { JobStore } from '../../store/job-store.ts';
 import { testServer } from '../api/helpers.ts';

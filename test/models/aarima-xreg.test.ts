@@ -1,6 +1,6 @@
 import { expect, test } from 'vitest';
-import { autoArimaForecast } from '../../models/aarima.ts';
-import { ModelInputError } from '../../models/types.ts';
+import { autoArimaForecast } from '../../models/families/arima/aarima.ts';
+import { ModelInputError } from '../../models/contract/model-interface.ts';
 import { AUTH, useTestServer } from '../api/helpers.ts';
 
 const server = useTestServer();

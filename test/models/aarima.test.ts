@@ -15,12 +15,12 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { aarima } from '../../models/aarima.ts';
-import { fitArima, type ArimaFit, type Regressors } from '../../models/arima/fit.ts';
-import { forecastModel } from '../../models/arima/auto-arima-model.ts';
-import { autoArima } from '../../models/arima/search.ts';
-import { isConstant, kpssStatistic, ndiffs, nsdiffs, seasonalStrength } from '../../models/arima/unit-root.ts';
-import { ModelInputError } from '../../models/types.ts';
+import { aarima } from '../../models/families/arima/aarima.ts';
+import { fitArima, type ArimaFit, type Regressors } from '../../models/families/arima/arima-estimation.ts';
+import { forecastModel } from '../../models/families/arima/auto-arima-model.ts';
+import { autoArima } from '../../models/families/arima/search.ts';
+import { isConstant, kpssStatistic, ndiffs, nsdiffs, seasonalStrength } from '../../models/families/arima/unit-root.ts';
+import { ModelInputError } from '../../models/contract/model-interface.ts';
 import { lcg } from './lcg.ts';
 
 const FIXTURES = new URL('../fixtures/arima/', import.meta.url).pathname;

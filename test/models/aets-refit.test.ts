@@ -3,9 +3,9 @@
  * parameters unchanged. The state update must be the fit's own recursion, continued.
  */
 import { describe, expect, it } from 'vitest';
-import { autoEtsForecast, fitAets, forecastWithAets } from '../../models/aets.ts';
-import { advanceState, finalState, runRecursion, Workspace, type Recursion } from '../../models/ets/state-space.ts';
-import { ADDITIVE, MULTIPLICATIVE, NONE } from '../../models/ets/types.ts';
+import { autoEtsForecast, fitAets, forecastWithAets } from '../../models/families/ets/aets.ts';
+import { advanceState, finalState, runRecursion, Workspace, type Recursion } from '../../models/families/ets/ets-state-space.ts';
+import { ADDITIVE, MULTIPLICATIVE, NONE } from '../../models/families/ets/ets-types.ts';
 
 const seasonalSeries = (n: number) => Float64Array.from({ length: n }, (_, t) => 100 + 0.5 * t + 12 * Math.sin((2 * Math.PI * t) / 12) + ((t * 7) % 5));
 

@@ -12,9 +12,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { autoEtsForecast } from '../../models/aets.ts';
-import { selectEts } from '../../models/ets/select.ts';
-import { MULTIPLICATIVE } from '../../models/ets/types.ts';
+import { autoEtsForecast } from '../../models/families/ets/aets.ts';
+import { selectEts } from '../../models/families/ets/select.ts';
+import { MULTIPLICATIVE } from '../../models/families/ets/ets-types.ts';
 
 interface Case {
   id: string;

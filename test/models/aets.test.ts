@@ -13,18 +13,18 @@
  * reports the structural root z = 1 as 1 + 2e-10 and rejects points that are admissible; we do
  * not, so the simplex paths part. There we require the same model, an AICc no worse than R's for
  * every candidate, and forecasts within 1% of the series' scale (observed 0.2%).
- * Interval bounds are compared with R's after the upstream fix of class1() (see intervals.ts);
+ * Interval bounds are compared with R's after the upstream fix of class1() (see ets-intervals.ts);
  * a separate test pins how far R 8.20's unfixed bounds are from ours.
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { aets } from '../../models/aets.ts';
-import { fitEts } from '../../models/ets/fit.ts';
-import { nelderMead } from '../../models/ets/optimize.ts';
-import { isAdmissible } from '../../models/ets/parameters.ts';
-import { candidateSpecs, isConstant, selectEts, type Selection } from '../../models/ets/select.ts';
-import { ADDITIVE, MULTIPLICATIVE, NONE, type EtsSpec } from '../../models/ets/types.ts';
-import { ModelInputError, type ForecastTask } from '../../models/types.ts';
+import { aets } from '../../models/families/ets/aets.ts';
+import { fitEts } from '../../models/families/ets/r-estimation.ts';
+import { nelderMead } from '../../models/families/ets/r-nelder-mead.ts';
+import { isAdmissible } from '../../models/families/ets/parameters.ts';
+import { candidateSpecs, isConstant, selectEts, type Selection } from '../../models/families/ets/select.ts';
+import { ADDITIVE, MULTIPLICATIVE, NONE, type EtsSpec } from '../../models/families/ets/ets-types.ts';
+import { ModelInputError, type ForecastTask } from '../../models/contract/model-interface.ts';
 
 interface Reference {
   name: string;

@@ -3,11 +3,11 @@
  * covariance (AS 154), the fast Kalman filter, the PACF transform, the root tests and MA flipping.
  */
 import { describe, expect, it } from 'vitest';
-import { kalmanLikelihood } from '../../models/arima/kalman.ts';
-import { differencingPolynomial, KAPPA, makeStateSpace } from '../../models/arima/state-space.ts';
-import { invertMa, polyRoots } from '../../models/arima/polyroot.ts';
-import { stationaryCovariance } from '../../models/arima/stationary-covariance.ts';
-import { arToPacf, expandArma, pacfToAr, rootsOutside } from '../../models/arima/transform.ts';
+import { kalmanLikelihood } from '../../models/families/arima/kalman.ts';
+import { differencingPolynomial, KAPPA, makeStateSpace } from '../../models/families/arima/arima-state-space.ts';
+import { invertMa, polyRoots } from '../../models/families/arima/polyroot.ts';
+import { stationaryCovariance } from '../../models/families/arima/stationary-covariance.ts';
+import { arToPacf, expandArma, pacfToAr, rootsOutside } from '../../models/families/arima/transform.ts';
 import { lcg } from './lcg.ts';
 
 function denseQ0(phi: Float64Array, theta: Float64Array): Float64Array {

@@ -5,7 +5,7 @@
  * every column summed again in the reference's order and the built-in sort at every step.
  */
 import { describe, expect, it } from 'vitest';
-import { insertionSortAsV8, nelderMead, type NelderMeadOptions } from '../../models/bounded-nelder-mead.ts';
+import { insertionSortAsV8, nelderMead, type NelderMeadOptions } from '../../models/numerics/bounded-nelder-mead.ts';
 import { lcg } from './lcg.ts';
 
 function plainNelderMead(f: (x: Float64Array) => number, start: Float64Array, { lower, upper }: NelderMeadOptions) {

@@ -8,11 +8,11 @@
  * every candidate variant (to ~2e-12 relative, observed; we assert 1e-6), its criteria and the
  * mean forecasts (to ~4e-11, observed; we assert 1e-9). What remains: the last bits of the moving
  * average behind the P and F initial seasons (numpy sums it in BLAS's order), and the order in
- * which the shared Nelder-Mead sums F's four-parameter simplex (models/ces/fit.ts), which on a
+ * which the shared Nelder-Mead sums F's four-parameter simplex (models/families/ces/ces-estimation.ts), which on a
  * few other M4 series moves F's forecasts by up to 1e-7.
  *
  * Intervals. The reference takes the 10% and 90% empirical quantiles of 5,000 simulated paths; we
- * return the normal quantiles those paths converge to (models/ces/intervals.ts). A sample
+ * return the normal quantiles those paths converge to (models/families/ces/ces-intervals.ts). A sample
  * quantile's standard error there is 1.71 sd / sqrt(paths): 0.024 sd for 5,000 paths, 0.012 sd
  * for 20,000. We assert every bound within 0.1 sd of the 5,000-path one (observed at most 0.064)
  * and within 0.05 sd of the 20,000-path one where recorded (observed at most 0.033), sd being our
@@ -20,11 +20,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ces, fitCes, forecastWithCes } from '../../models/ces.ts';
-import { fitVariant, fitWith, forecastMean, selectCes } from '../../models/ces/fit.ts';
-import { pairwiseSum } from '../../models/ces/initial.ts';
-import type { CesParameters, CesVariant } from '../../models/ces/recursion.ts';
-import { ModelInputError, type ForecastTask } from '../../models/types.ts';
+import { ces, fitCes, forecastWithCes } from '../../models/families/ces/ces.ts';
+import { fitVariant, fitWith, forecastMean, selectCes } from '../../models/families/ces/ces-estimation.ts';
+import { pairwiseSum } from '../../models/families/ces/initial.ts';
+import type { CesParameters, CesVariant } from '../../models/families/ces/recursion.ts';
+import { ModelInputError, type ForecastTask } from '../../models/contract/model-interface.ts';
 
 type Par = { alpha_0: number; alpha_1: number; beta_0: number | null; beta_1: number | null };
 interface Fitted {

@@ -1,5 +1,5 @@
 /**
- * Conformal quantiles (models/conformal.ts) against statsforecast 2.1.1's ConformalIntervals on
+ * Conformal quantiles (models/numerics/conformal.ts) against statsforecast 2.1.1's ConformalIntervals on
  * AutoTheta (fixtures from tools/reference/theta-fixtures.py). Our `theta` reproduces AutoTheta's
  * means to 1e-15, so the conformal bounds, a deterministic function of those means at every
  * window, must agree to the same precision with the reference's quantile rule (`linear`): we
@@ -7,10 +7,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { conformalForecast } from '../../models/conformal.ts';
-import { naive } from '../../models/naive.ts';
-import { theta } from '../../models/theta.ts';
-import { ModelInputError, type ForecastTask } from '../../models/types.ts';
+import { conformalForecast } from '../../models/numerics/conformal.ts';
+import { naive } from '../../models/families/naive/naive.ts';
+import { theta } from '../../models/families/theta/theta.ts';
+import { ModelInputError, type ForecastTask } from '../../models/contract/model-interface.ts';
 
 interface ConformalCase {
   id: string;

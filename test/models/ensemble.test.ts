@@ -1,9 +1,9 @@
 import { describe, expect, test } from 'vitest';
-import { combineTask, createEnsemble, defaultProfile, LONG_SERIES_PROFILE, runMembers, SHORT_SERIES_PROFILE } from '../../models/ensemble.ts';
-import { combine, memberWeights, windowErrors } from '../../models/ensemble/combine.ts';
-import { windowCuts, windowTask } from '../../models/ensemble/members.ts';
-import { loadMember } from '../../models/registry.ts';
-import { ModelInputError, type EnsembleSettings, type ForecastTask, type LocalModel } from '../../models/types.ts';
+import { combineTask, createEnsemble, defaultProfile, LONG_SERIES_PROFILE, runMembers, SHORT_SERIES_PROFILE } from '../../models/families/ensemble/ensemble.ts';
+import { combine, memberWeights, windowErrors } from '../../models/families/ensemble/combine.ts';
+import { windowCuts, windowTask } from '../../models/families/ensemble/members.ts';
+import { loadMember } from '../../models/contract/model-registry.ts';
+import { ModelInputError, type EnsembleSettings, type ForecastTask, type LocalModel } from '../../models/contract/model-interface.ts';
 
 const settings = { modelsDir: '/nonexistent', onnxThreads: 1 };
 const ensemble = createEnsemble((name) => loadMember(name, settings));

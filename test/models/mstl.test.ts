@@ -6,11 +6,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { aarima } from '../../models/aarima.ts';
-import { aets } from '../../models/aets.ts';
-import { mstl } from '../../models/mstl.ts';
-import { mstlDecompose, seasonalForecast, usablePeriods } from '../../models/mstl/decompose.ts';
-import { ModelInputError } from '../../models/types.ts';
+import { aarima } from '../../models/families/arima/aarima.ts';
+import { aets } from '../../models/families/ets/aets.ts';
+import { mstl } from '../../models/families/mstl/mstl.ts';
+import { mstlDecompose, seasonalForecast, usablePeriods } from '../../models/families/mstl/mstl-decomposition.ts';
+import { ModelInputError } from '../../models/contract/model-interface.ts';
 
 interface Case {
   id: string;

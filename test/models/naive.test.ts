@@ -1,7 +1,7 @@
 import { expect, test } from 'vitest';
-import { naive, seasonalNaive } from '../../models/naive.ts';
-import { normalQuantile } from '../../models/normal.ts';
-import { ModelInputError } from '../../models/types.ts';
+import { naive, seasonalNaive } from '../../models/families/naive/naive.ts';
+import { normalQuantile } from '../../models/numerics/normal.ts';
+import { ModelInputError } from '../../models/contract/model-interface.ts';
 
 test('normalQuantile matches known values', () => {
   expect(normalQuantile(0.5)).toBeCloseTo(0, 12);

@@ -1,10 +1,10 @@
 import { describe, expect, test } from 'vitest';
-import { binMatrix } from '../../models/svc-global/binning.ts';
-import { DEFAULT_PARAMS, fitGbdt } from '../../models/svc-global/gbdt.ts';
-import { rng } from '../../models/random.ts';
-import { predictRow } from '../../models/svc-global/trees.ts';
-import { createSvcGlobal, DEFAULT_OPTIONS, errorQuantiles, groupByCutoff, svcGlobal } from '../../models/svc-global/model.ts';
-import type { ForecastTask } from '../../models/types.ts';
+import { binMatrix } from '../../models/families/svc-global/binning.ts';
+import { DEFAULT_PARAMS, fitGbdt } from '../../models/families/svc-global/gbdt.ts';
+import { rng } from '../../models/numerics/random.ts';
+import { predictRow } from '../../models/families/svc-global/trees.ts';
+import { createSvcGlobal, DEFAULT_OPTIONS, errorQuantiles, groupByCutoff, svcGlobal } from '../../models/families/svc-global/svc-global.ts';
+import type { ForecastTask } from '../../models/contract/model-interface.ts';
 
 const HOUR = 3_600_000;
 

@@ -9,17 +9,17 @@
  * a last-bit difference in pow() moves them by ~1e-9 relative: we assert 1e-6. Intervals are drawn from simulated paths (the reference: 200 from numpy's
  * generator; ours: 1,000 from our own), so they can only agree in distribution: the mean width of
  * the 80% interval over the horizon must be within 15% of the reference's (observed 0.88 to 1.11,
- * the reference's own sampling noise). Two cases differ by design (models/theta.ts): an additive
+ * the reference's own sampling noise). Two cases differ by design (models/families/theta/theta.ts): an additive
  * season, where the reference adds the seasonal indices to the residuals before taking sigma,
  * and a multiplicative one with a near-zero index, where it scales the residuals by the indices.
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { theta } from '../../models/theta.ts';
-import { fitVariant, forecastMean, selectTheta } from '../../models/theta/fit.ts';
-import { nelderMead } from '../../models/bounded-nelder-mead.ts';
-import { deseasonalise, isSeasonal, seasonalAdjustment } from '../../models/theta/seasonal.ts';
-import { ModelInputError } from '../../models/types.ts';
+import { theta } from '../../models/families/theta/theta.ts';
+import { fitVariant, forecastMean, selectTheta } from '../../models/families/theta/theta-estimation.ts';
+import { nelderMead } from '../../models/numerics/bounded-nelder-mead.ts';
+import { deseasonalise, isSeasonal, seasonalAdjustment } from '../../models/families/theta/seasonal.ts';
+import { ModelInputError } from '../../models/contract/model-interface.ts';
 
 interface Case {
   id: string;

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { computeMetrics } from '../../engine/metrics.ts';
+import { computeMetrics } from '../../engine/accuracy-metrics.ts';
 import { AUTH, testConfig } from '../api/helpers.ts';
 import { filePart, multipartBody, queryPart, RETAIL, retailQuery, tempDir, writeParquet } from '../beta/helpers.ts';
 import { startJobsStack, until, type JobsStack } from '../jobs/temporal-env.ts';

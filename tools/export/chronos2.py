@@ -3,7 +3,7 @@
 What the ONNX graph holds: `Chronos2Model.forward` of the reference, i.e. instance
 normalisation (with arcsinh), patching with masks and time encoding, the [REG] token, the
 encoder's time and group attention, the quantile head and the inverse scaling. What the service's
-adapter (models/foundation/chronos2.ts) does, as `Chronos2Pipeline` does: context slicing and
+adapter (models/families/foundation/chronos2.ts) does, as `Chronos2Pipeline` does: context slicing and
 left padding, grouping a target with its covariates, batching, the long-horizon roll-out
 (unrolled quantiles, weighted quantiles) and picking the requested quantiles.
 

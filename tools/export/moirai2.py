@@ -4,7 +4,7 @@ What the ONNX graph holds: `Moirai2Module.forward(..., training_mode=False)` of 
 (the packed standard scaler, in float64 as the reference computes it, the residual input
 projection, the causal decoder with its binary variate bias and rotary time projection, the
 quantile head and the inverse scaling), the head applied at the tokens the decode reads. What the
-service's adapter (models/foundation/moirai2.ts) does, as `Moirai2Forecast.create_predictor`'s
+service's adapter (models/families/foundation/moirai2.ts) does, as `Moirai2Forecast.create_predictor`'s
 gluonts pipeline does: causal-mean imputation of missing targets, the instance splitter's
 context cut and zero padding, `_convert`'s patching and ids (sample, time, variate, prediction
 mask; covariates as extra variates), and `Moirai2Forecast.forward`'s recursive multi-quantile

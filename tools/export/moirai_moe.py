@@ -6,7 +6,7 @@ decoder, the parameter projection with its domain maps), at the tokens the decod
 scaler's loc and scale. The distribution is `AffineTransformed(Mixture(...), loc, scale)` of the
 released checkpoints' `distr_output`: Student-t, Normal of fixed scale, negative binomial and
 log-normal components (the export refuses another mixture). What the service's adapter
-(models/foundation/moirai-moe.ts) does: the pre-processing of `MoiraiMoEForecast.create_predictor`
+(models/families/foundation/moirai-moe.ts) does: the pre-processing of `MoiraiMoEForecast.create_predictor`
 (shared with moirai-2), quantiles of the first forecast patch by inverting the mixture's CDF, and
 past it the reference's roll-out of sample paths (each patch sampled and fed back).
 

@@ -17,7 +17,7 @@ zeroing of masked steps, the input residual block over [values, observed], learn
 (offset so the window ends at `context_length`, as the reference's padding-pruning does), the
 transformer blocks with the padding mask, the output block, the quantile construction (base +
 cumulative softplus) and the inverse RevIN, for the last `F` steps (F = forecast_slots' length).
-What the adapter (models/foundation/patchtst-fm.ts) does: the cut to `context_length - fl`, the
+What the adapter (models/families/foundation/patchtst-fm.ts) does: the cut to `context_length - fl`, the
 padding and masks, batching, the first `horizon` slots, the requested quantiles, and the point
 forecast: the reference's `prediction_outputs`, the mean by integrating the quantile function
 (trapezoids over the levels plus the two tails).

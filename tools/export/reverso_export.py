@@ -27,7 +27,7 @@ is (f(x) - f(-x)) / 2; a subsampled forecast of `horizon // k` steps is interpol
 
 What the ONNX graph holds: `Model.forward` (min-max normalisation, embedding, the conv/DeltaNet/MLP
 stack, the attention decoder head, the inverse normalisation), in the kernels' export forms (a
-direct circular convolution, fla's naive recurrence as an ONNX Loop). What the adapter (models/foundation/reverso.ts) does:
+direct circular convolution, fla's naive recurrence as an ONNX Loop). What the adapter (models/families/foundation/reverso.ts) does:
 the rest of the pipeline above.
 
 Graph contract:

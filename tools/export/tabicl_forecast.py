@@ -11,7 +11,7 @@ Exported here: the network (`TabICL`: column-wise embedding, row-wise interactio
 learning, quantile decoder) on prepared tables, returning the raw quantiles of the test rows. The
 featurisation, the regressor's preprocessing (target scaling, imputation, constant-column filter,
 feature scaling, outlier clipping) and the quantile distribution (sorting, linear interpolation,
-exponential tails) are the service adapter's (models/foundation/tabicl.ts).
+exponential tails) are the service adapter's (models/families/foundation/tabicl.ts).
 
 The adapter implements the regressor's default ensemble (8 members: Latin-square feature orders
 drawn with Python's `random` seeded by random_state 42, half of them Yeo-Johnson transformed);

@@ -16,7 +16,7 @@ operations with the same results (see `_patch_for_trace`): the random feature em
 by a seeded torch generator for the number of feature groups at hand) become a table indexed by
 that number, and the empty-feature compaction (a Python loop over rows) a stable sort.
 
-Everything around it is the service adapter's (models/foundation/tabpfn-ts*.ts): the features,
+Everything around it is the service adapter's (models/families/foundation/tabpfn-ts*.ts): the features,
 the regressor's ensemble preprocessing (per member: constant-column removal, quantile or
 Yeo-Johnson reshaping, categorical encoding, SVD features, the fingerprint column, the feature
 shuffle, the target transform), the temperature, the translation of each member's distribution

@@ -6,7 +6,7 @@ environment of its own (tools/export/README.md, requirements-timesfm2.txt).
 What the ONNX graph holds: `PatchedTimeSeriesDecoder.forward` of the reference, normalisation by
 the first patch with at least three observed values included, returning the last patch's output
 only, which is all the reference's decode reads. What the service's adapter
-(models/foundation/timesfm2.ts) does, as `TimesFmTorch.forecast` and the decoder's `decode` do:
+(models/families/foundation/timesfm2.ts) does, as `TimesFmTorch.forecast` and the decoder's `decode` do:
 leading-NaN strip and linear interpolation, the cut or left padding to the context length, the
 frequency class, the autoregressive roll-out that appends the mean of each output patch, and the
 point forecast (the median, `point_forecast_mode="median"`).

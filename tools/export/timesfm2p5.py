@@ -3,7 +3,7 @@
 What the ONNX graph holds: the steps of `TimesFM_2p5_200M_torch_module.forward` of the reference
 (tokenizer, the causal transformer stack with rotary positions and padding masks, the point and
 quantile heads) on already normalised patches, the heads applied to the last patch only. What the
-service's adapter (models/foundation/timesfm2p5.ts) does, as `TimesFM_2p5.forecast` and its
+service's adapter (models/families/foundation/timesfm2p5.ts) does, as `TimesFM_2p5.forecast` and its
 compiled decode do: leading-NaN strip and linear interpolation of missing values, context
 truncation and padding, the global and per-patch (running) normalisation, the autoregressive
 roll-out past the output patch, flip invariance, the continuous quantile head, quantile-crossing

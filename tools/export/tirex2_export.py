@@ -8,7 +8,7 @@ What the ONNX graph holds (tirex2_graph.py): `TiRex2.forward` on prepared rows o
 `context_len + future_len` values, and the slicing of `TiRex2._predict`: the last `future_len`
 steps of every row at the model's quantile levels, in the data's scale.
 
-What the adapter (models/foundation/tirex2.ts) does, as `ForecastModel.forecast` ->
+What the adapter (models/families/foundation/tirex2.ts) does, as `ForecastModel.forecast` ->
 `TiRex2.predict` (`tta_sign_flip`, `tta_diff` from the checkpoint's config, recorded in the
 manifest) -> `PostProcessor.transform_input` / `transform_output` (its default
 `PostProcessorConfig`, also recorded): one group of rows per series (the target, past-only

@@ -27,7 +27,7 @@ RMSNorm, the gate projections and the gate arithmetic), since a value one unit i
 away from torch's sometimes rounds to the neighbouring bfloat16 number; `check_onnx` checks this
 computation bit for bit against the reference's modules in torch.
 
-What the adapter (models/foundation/tirex.ts) does, as `ForecastModel.forecast` and
+What the adapter (models/families/foundation/tirex.ts) does, as `ForecastModel.forecast` and
 `TiRexZero._forecast_tensor` do with `max_accelerated_rollout_steps` 1 (the default): the window
 of step k is the last `train_ctx_len` values of the history followed by k patches of NaN (the
 reference appends NaN, not its forecasts, after every patch), one patch per step until the

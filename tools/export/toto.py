@@ -8,7 +8,7 @@ What the ONNX graph holds: the network of `Toto2Model` on prepared patches: `pat
 input residual MLP over a patch's scaled values and its missing-value indicator), the
 `VariateTimeTransformerDecoder` (time layers with rotary positions and the reference's attention
 masks built from the patch group ids, variate layers), and the quantile head, in the scaled
-space. What the service's adapter (models/foundation/toto.ts) does, as the reference's GluonTS
+space. What the service's adapter (models/families/foundation/toto.ts) does, as the reference's GluonTS
 pipeline (`Toto2GluonTSModel` with its default config) and `Toto2Model.forecast` with
 decode_block_size None do: forward fill of missing values, the context cut to
 `context_length - (ceil(h / patch) - 1) * patch` (TFTInstanceSplitter), left padding, the last

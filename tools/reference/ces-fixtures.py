@@ -1,4 +1,4 @@
-# Reference fixtures for the `ces` model (models/ces.ts), produced by statsforecast's AutoCES
+# Reference fixtures for the `ces` model (models/families/ces/ces.ts), produced by statsforecast's AutoCES
 # (statsforecast.ces.auto_ces and forecast_ces, which AutoCES.fit / predict call).
 #
 # Usage (from the project root), in a virtual environment of its own:
@@ -111,7 +111,7 @@ def record(series_id, m, y, h):
 
 
 def forward(series_id, m, y, h, cut):
-    # A kept fit (models/ces.ts `reuse`): AutoCES fitted on all but the last `cut` points, then
+    # A kept fit (models/families/ces/ces.ts `reuse`): AutoCES fitted on all but the last `cut` points, then
     # `forward` on the whole history (same variant and parameters, states rerun on the new data).
     y = np.asarray(y, dtype=float)
     model = AutoCES(season_length=m).fit(y[:-cut])

@@ -1,4 +1,4 @@
-# Reference fixtures for the `aets` model (models/aets.ts), produced by R's forecast::ets().
+# Reference fixtures for the `aets` model (models/families/ets/aets.ts), produced by R's forecast::ets().
 #
 # Usage (from the project root; needs R with forecast and jsonlite):
 #   Rscript tools/reference/ets-fixtures.R [path/to/m4-hourly.csv.gz]

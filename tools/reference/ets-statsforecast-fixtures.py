@@ -1,4 +1,4 @@
-# Reference fixtures for `aets` with its default estimation ("statsforecast", models/ets/fit-bounded.ts),
+# Reference fixtures for `aets` with its default estimation ("statsforecast", models/families/ets/statsforecast-estimation.ts),
 # produced by statsforecast's AutoETS (statsforecast.ets.ets_f, which AutoETS.fit calls, and
 # AutoETS.predict for the mean and the 80% interval).
 #

@@ -1,4 +1,4 @@
-# Reference fixtures for the `mstl` model (models/mstl.ts, models/mstl/decompose.ts), produced by
+# Reference fixtures for the `mstl` model (models/families/mstl/mstl.ts, models/families/mstl/mstl-decomposition.ts), produced by
 # statsforecast's `mstl` decomposition and its MSTL model's seasonal forecast.
 #
 # Usage (from the project root), in a virtual environment of its own:

@@ -1,4 +1,4 @@
-# Reference fixtures for the `theta` model (models/theta.ts), produced by statsforecast's
+# Reference fixtures for the `theta` model (models/families/theta/theta.ts), produced by statsforecast's
 # AutoTheta (statsforecast.theta.auto_theta and forecast_theta).
 #
 # Usage (from the project root), in a virtual environment of its own:
@@ -75,7 +75,7 @@ def record(series_id, m, y, h):
 
 
 def conformal(series_id, m, y, h, windows):
-    # Conformal quantiles (models/conformal.ts) on top of AutoTheta, whose means we reproduce.
+    # Conformal quantiles (models/numerics/conformal.ts) on top of AutoTheta, whose means we reproduce.
     y = np.asarray(y, dtype=float)
     model = AutoTheta(season_length=m, prediction_intervals=ConformalIntervals(h=h, n_windows=windows))
     fc = model.forecast(y=y, h=h, level=[80, 95])

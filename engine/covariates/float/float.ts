@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { listed, type CovariateKind } from '../kind.ts';
 import { floatCovariate } from './placement.ts';
-import { describeFloatSource, listFloatSources, readFloatColumn, type FloatSeries } from './sources.ts';
+import { describeFloatSource, listFloatSources, readFloatColumn, type FloatSeries } from './float-sources.ts';
 
 /**
  * The `float` covariate: one numeric column of a data source registered in FLOAT_SOURCES_DIR
- * (sources.ts), placed on each series' steps (placement.ts). A float source is taken as known in
+ * (float-sources.ts), placed on each series' steps (placement.ts). A float source is taken as known in
  * advance (plans, prices, weather forecasts), so its values run through the horizon.
  */
 

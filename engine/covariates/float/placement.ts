@@ -1,4 +1,4 @@
-import type { FloatSeries } from './sources.ts';
+import type { FloatSeries } from './float-sources.ts';
 import type { StepPeriods } from '../periods.ts';
 
 /**

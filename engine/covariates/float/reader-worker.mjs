@@ -1,5 +1,5 @@
 // Worker thread that reads float data sources through DuckDB for the synchronous forecast planner
-// (engine/covariates/float/sources.ts). Plain JavaScript: it needs no TypeScript loader.
+// (engine/covariates/float/float-sources.ts). Plain JavaScript: it needs no TypeScript loader.
 //
 // Each message carries a request, a MessagePort for the answer and an Int32Array over a
 // SharedArrayBuffer: the answer is posted on the port first, then the flag is set and notified,

@@ -1,6 +1,6 @@
 import type { M4Series } from '../../../datasets/m4.ts';
-import { conformalForecast } from '../../../models/conformal.ts';
-import type { ConformalSettings, ForecastOutput, ForecastTask, GlobalModel, LocalModel } from '../../../models/types.ts';
+import { conformalForecast } from '../../../models/numerics/conformal.ts';
+import type { ConformalSettings, ForecastOutput, ForecastTask, GlobalModel, LocalModel } from '../../../models/contract/model-interface.ts';
 import { peerLabel, type Peer, type PeerResults } from '../peer-reference.ts';
 import { fallbackScore, invalidOutput, QUANTILE_GRID, score, summarize, type SeriesScore, type Summary } from './scoring.ts';
 
@@ -59,7 +59,7 @@ export function runModel(
     const c0 = process.cpuUsage();
     const t0 = process.hrtime.bigint();
     try {
-      // As the model threads run it (engine/threads/worker.ts).
+      // As the model threads run it (engine/threads/model-thread.ts).
       out = conformal ? conformalForecast((t) => model.forecast(t), task, conformal.windows) : model.forecast(task);
     } catch (e) {
       error = e instanceof Error ? `${e.name}: ${e.message}` : String(e);

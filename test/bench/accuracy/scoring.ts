@@ -1,6 +1,6 @@
-import { crps } from '../../../engine/metrics.ts';
-import { seasonalNaive } from '../../../models/naive.ts';
-import type { ForecastOutput, ForecastTask } from '../../../models/types.ts';
+import { crps } from '../../../engine/accuracy-metrics.ts';
+import { seasonalNaive } from '../../../models/families/naive/naive.ts';
+import type { ForecastOutput, ForecastTask } from '../../../models/contract/model-interface.ts';
 import type { M4Series } from '../../../datasets/m4.ts';
 import { mase, maseScale, smape } from '../m4-scores.ts';
 

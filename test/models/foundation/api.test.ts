@@ -5,12 +5,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { forecastChronos2 } from '../../../models/foundation/chronos2.ts';
-import { forecastPatchTSTFM } from '../../../models/foundation/patchtst-fm.ts';
-import { forecastTimesFM2 } from '../../../models/foundation/timesfm2.ts';
-import { forecastTimesFM25 } from '../../../models/foundation/timesfm2p5.ts';
-import { forecastTiRex } from '../../../models/foundation/tirex.ts';
-import { forecastToto2 } from '../../../models/foundation/toto.ts';
+import { forecastChronos2 } from '../../../models/families/foundation/chronos2.ts';
+import { forecastPatchTSTFM } from '../../../models/families/foundation/patchtst-fm.ts';
+import { forecastTimesFM2 } from '../../../models/families/foundation/timesfm2.ts';
+import { forecastTimesFM25 } from '../../../models/families/foundation/timesfm2p5.ts';
+import { forecastTiRex } from '../../../models/families/foundation/tirex.ts';
+import { forecastToto2 } from '../../../models/families/foundation/toto.ts';
 import { AUTH } from '../../api/helpers.ts';
 import { FIXTURES_DIR } from './reference.ts';
 import {

@@ -1,8 +1,8 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { forecastChronos2, predictChronos2, chronos2Input } from '../../../models/foundation/chronos2.ts';
-import { requireInstalled } from '../../../models/foundation/store.ts';
-import type { ForecastTask, TaskCovariates } from '../../../models/types.ts';
+import { forecastChronos2, predictChronos2, chronos2Input } from '../../../models/families/foundation/chronos2.ts';
+import { requireInstalled } from '../../../models/families/foundation/model-store.ts';
+import type { ForecastTask, TaskCovariates } from '../../../models/contract/model-interface.ts';
 import { Agreement, FIXTURES_DIR, level, readReference, toFloat64, useFixtureModel, type JsonSeries } from './reference.ts';
 
 interface Reference {

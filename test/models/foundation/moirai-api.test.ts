@@ -6,10 +6,10 @@
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { BetaResponse } from '../../../engine/beta/response.ts';
-import { forecastMoiraiMoE } from '../../../models/foundation/moirai-moe.ts';
-import { forecastMoirai2 } from '../../../models/foundation/moirai2.ts';
-import { requireInstalled, type Moirai2Manifest, type MoiraiMoEManifest } from '../../../models/foundation/store.ts';
-import type { ForecastTask } from '../../../models/types.ts';
+import { forecastMoiraiMoE } from '../../../models/families/foundation/moirai-moe.ts';
+import { forecastMoirai2 } from '../../../models/families/foundation/moirai2.ts';
+import { requireInstalled, type Moirai2Manifest, type MoiraiMoEManifest } from '../../../models/families/foundation/model-store.ts';
+import type { ForecastTask } from '../../../models/contract/model-interface.ts';
 import { AUTH } from '../../api/helpers.ts';
 import { filePart, postBeta, queryPart, tempDir, writeParquet } from '../../beta/helpers.ts';
 import { FIXTURES_DIR } from './reference.ts';

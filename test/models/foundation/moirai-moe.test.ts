@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { causalMeanImpute, type MoiraiInput } from '../../../models/foundation/moirai-common.ts';
-import { mixtureCdf, mixtureQuantile } from '../../../models/foundation/moirai-mixture.ts';
-import { forecastMoiraiMoE, patchParams, predictMoiraiMoE } from '../../../models/foundation/moirai-moe.ts';
-import { ModelInputError, type ForecastTask } from '../../../models/types.ts';
+import { causalMeanImpute, type MoiraiInput } from '../../../models/families/foundation/moirai-common.ts';
+import { mixtureCdf, mixtureQuantile } from '../../../models/families/foundation/moirai-mixture.ts';
+import { forecastMoiraiMoE, patchParams, predictMoiraiMoE } from '../../../models/families/foundation/moirai-moe.ts';
+import { ModelInputError, type ForecastTask } from '../../../models/contract/model-interface.ts';
 import { Agreement, level, readReference, toFloat64, useFixtureModel, type JsonSeries } from './reference.ts';
 
 interface Reference {

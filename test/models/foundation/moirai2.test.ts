@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { mapQuantileSteps } from '../../../models/foundation/quantiles.ts';
-import { causalMeanImpute, forecastMoirai2, predictMoirai2, type Moirai2Input } from '../../../models/foundation/moirai2.ts';
-import { ModelInputError, type ForecastTask } from '../../../models/types.ts';
+import { mapQuantileSteps } from '../../../models/families/foundation/quantiles.ts';
+import { causalMeanImpute, forecastMoirai2, predictMoirai2, type Moirai2Input } from '../../../models/families/foundation/moirai2.ts';
+import { ModelInputError, type ForecastTask } from '../../../models/contract/model-interface.ts';
 import { Agreement, level, readReference, toFloat64, useFixtureModel, type JsonSeries } from './reference.ts';
 
 interface Reference {

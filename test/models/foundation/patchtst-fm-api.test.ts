@@ -4,8 +4,8 @@
  * refusals as 422s, and the not-installed answer.
  */
 import { describe, test } from 'vitest';
-import { forecastPatchTSTFM } from '../../../models/foundation/patchtst-fm.ts';
-import { requireInstalled, type PatchTSTFMManifest } from '../../../models/foundation/store.ts';
+import { forecastPatchTSTFM } from '../../../models/families/foundation/patchtst-fm.ts';
+import { requireInstalled, type PatchTSTFMManifest } from '../../../models/families/foundation/model-store.ts';
 import { FIXTURES_DIR } from './reference.ts';
 import {
   dailyForecastBody,

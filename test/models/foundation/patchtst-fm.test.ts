@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { requireHorizonInRange } from '../../../models/foundation/horizon-range.ts';
-import { forecastPatchTSTFM, forecastSlots, predictPatchTSTFM, quantileMean } from '../../../models/foundation/patchtst-fm.ts';
-import { ModelInputError, type ForecastTask } from '../../../models/types.ts';
+import { requireHorizonInRange } from '../../../models/families/foundation/horizon-range.ts';
+import { forecastPatchTSTFM, forecastSlots, predictPatchTSTFM, quantileMean } from '../../../models/families/foundation/patchtst-fm.ts';
+import { ModelInputError, type ForecastTask } from '../../../models/contract/model-interface.ts';
 import { Agreement, level, readReference, toFloat64, useFixtureModel, type JsonSeries } from './reference.ts';
 
 interface Reference {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { interpolate, mapQuantileSteps, mapQuantiles, probabilityMass, weightedQuantiles } from '../../../models/foundation/quantiles.ts';
+import { interpolate, mapQuantileSteps, mapQuantiles, probabilityMass, weightedQuantiles } from '../../../models/families/foundation/quantiles.ts';
 
 describe('interpolate (chronos.utils.interpolate_quantiles on one row)', () => {
   const levels = [0.1, 0.5, 0.9];

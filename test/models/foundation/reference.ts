@@ -6,8 +6,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { afterAll, beforeAll } from 'vitest';
-import type { Runner } from '../../../models/foundation/session.ts';
-import { requireInstalled, type FoundationName, type ManifestOf } from '../../../models/foundation/store.ts';
+import type { Runner } from '../../../models/families/foundation/onnx-session.ts';
+import { requireInstalled, type FoundationName, type ManifestOf } from '../../../models/families/foundation/model-store.ts';
 
 export const FIXTURES_DIR = path.resolve(new URL('../../fixtures/onnx', import.meta.url).pathname);
 

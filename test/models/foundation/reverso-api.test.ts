@@ -4,7 +4,7 @@
  * and the not-installed answer.
  */
 import { describe, expect, test } from 'vitest';
-import { forecastReverso } from '../../../models/foundation/reverso.ts';
+import { forecastReverso } from '../../../models/families/foundation/reverso.ts';
 import { AUTH } from '../../api/helpers.ts';
 import {
   describeNotInstalled,

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { requireHorizonInRange } from '../../../models/foundation/horizon-range.ts';
-import { forecastReverso, interp, predictReverso, prepareWindow, unitLinspace } from '../../../models/foundation/reverso.ts';
-import type { ReversoManifest } from '../../../models/foundation/store.ts';
-import { ModelInputError, type ForecastTask } from '../../../models/types.ts';
+import { requireHorizonInRange } from '../../../models/families/foundation/horizon-range.ts';
+import { forecastReverso, interp, predictReverso, prepareWindow, unitLinspace } from '../../../models/families/foundation/reverso.ts';
+import type { ReversoManifest } from '../../../models/families/foundation/model-store.ts';
+import { ModelInputError, type ForecastTask } from '../../../models/contract/model-interface.ts';
 import { Agreement, level, readReference, toFloat64, useFixtureModel, type JsonSeries } from './reference.ts';
 
 interface Reference {

@@ -5,7 +5,7 @@
  * tasks with the times of the request's index and horizon.
  */
 import { describe, expect, test } from 'vitest';
-import { forecastTabICL } from '../../../models/foundation/tabicl.ts';
+import { forecastTabICL } from '../../../models/families/foundation/tabicl.ts';
 import { AUTH } from '../../api/helpers.ts';
 import {
   dailyForecastBody,

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { forecastTabICL, predictTabICL } from '../../../models/foundation/tabicl.ts';
-import { ensembleMembers, PythonRandom, yeoJohnsonLambda } from '../../../models/foundation/tabicl-ensemble.ts';
-import { detectPeriods, featureTable } from '../../../models/foundation/tabicl-features.ts';
-import { ModelInputError, type ForecastTask } from '../../../models/types.ts';
+import { forecastTabICL, predictTabICL } from '../../../models/families/foundation/tabicl.ts';
+import { ensembleMembers, PythonRandom, yeoJohnsonLambda } from '../../../models/families/foundation/tabicl-ensemble.ts';
+import { detectPeriods, featureTable } from '../../../models/families/foundation/tabicl-features.ts';
+import { ModelInputError, type ForecastTask } from '../../../models/contract/model-interface.ts';
 import { Agreement, level, readReference, toFloat64, useFixtureModel, type JsonSeries } from './reference.ts';
 
 interface Reference {

@@ -5,7 +5,7 @@
  * times of the request's index and horizon.
  */
 import { describe, expect, test } from 'vitest';
-import { forecastTabPFNTS } from '../../../models/foundation/tabpfn-ts.ts';
+import { forecastTabPFNTS } from '../../../models/families/foundation/tabpfn-ts.ts';
 import { AUTH } from '../../api/helpers.ts';
 import {
   DAY,

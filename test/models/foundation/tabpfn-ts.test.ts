@@ -1,13 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { featureTable } from '../../../models/foundation/tabicl-features.ts';
-import { icdf, memberBorders, translate } from '../../../models/foundation/tabpfn-ts-bars.ts';
-import { memberTable, regressorInput } from '../../../models/foundation/tabpfn-ts-preprocess.ts';
-import { NumpyGenerator } from '../../../models/foundation/tabpfn-ts-random.ts';
-import { fingerprint } from '../../../models/foundation/tabpfn-ts-transforms.ts';
-import { forecastTabPFNTS, members, predictTabPFNTS, TABPFN_TS_TABLE } from '../../../models/foundation/tabpfn-ts.ts';
-import type { ForecastTask } from '../../../models/types.ts';
+import { featureTable } from '../../../models/families/foundation/tabicl-features.ts';
+import { icdf, memberBorders, translate } from '../../../models/families/foundation/tabpfn-ts-bars.ts';
+import { memberTable, regressorInput } from '../../../models/families/foundation/tabpfn-ts-preprocess.ts';
+import { NumpyGenerator } from '../../../models/families/foundation/tabpfn-ts-random.ts';
+import { fingerprint } from '../../../models/families/foundation/tabpfn-ts-transforms.ts';
+import { forecastTabPFNTS, members, predictTabPFNTS, TABPFN_TS_TABLE } from '../../../models/families/foundation/tabpfn-ts.ts';
+import type { ForecastTask } from '../../../models/contract/model-interface.ts';
 import { Agreement, FIXTURES_DIR, level, readReference, toFloat64, useFixtureModel, type JsonSeries } from './reference.ts';
 
 interface Reference {
@@ -175,7 +175,7 @@ describe('tabpfn-ts adapter against TabPFNTSPipeline.predict_df (tabpfn-time-ser
         const rows = [...m.X_train, ...m.X_test];
         const width = rows[0].length;
         const features = Float32Array.from(rows.flat(), (v) => v ?? NaN);
-        const { float32, output } = await import('../../../models/foundation/session.ts');
+        const { float32, output } = await import('../../../models/families/foundation/onnx-session.ts');
         const out = await run({
           features: float32(features, [1, rows.length, width]),
           train_targets: float32(

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { forecastTimesFM2, frequencyClass, predictTimesFM2, predictTimesFM2WithCovariates } from '../../../models/foundation/timesfm2.ts';
-import { fillMissing } from '../../../models/foundation/timesfm2p5.ts';
-import { ModelInputError, type ForecastTask, type TaskCovariates } from '../../../models/types.ts';
+import { forecastTimesFM2, frequencyClass, predictTimesFM2, predictTimesFM2WithCovariates } from '../../../models/families/foundation/timesfm2.ts';
+import { fillMissing } from '../../../models/families/foundation/timesfm2p5.ts';
+import { ModelInputError, type ForecastTask, type TaskCovariates } from '../../../models/contract/model-interface.ts';
 import { Agreement, level, readReference, toFloat64, useFixtureModel, type JsonSeries } from './reference.ts';
 
 interface Reference {

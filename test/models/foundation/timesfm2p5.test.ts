@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { fillMissing, forecastTimesFM25, predictTimesFM25, predictTimesFM25WithCovariates } from '../../../models/foundation/timesfm2p5.ts';
-import { ModelInputError, type CovariateValue, type ForecastTask, type TaskCovariates } from '../../../models/types.ts';
+import { fillMissing, forecastTimesFM25, predictTimesFM25, predictTimesFM25WithCovariates } from '../../../models/families/foundation/timesfm2p5.ts';
+import { ModelInputError, type CovariateValue, type ForecastTask, type TaskCovariates } from '../../../models/contract/model-interface.ts';
 import { Agreement, level, readReference, toFloat64, useFixtureModel, type JsonSeries } from './reference.ts';
 
 interface Reference {

@@ -4,8 +4,8 @@
  * covariate refusals as 422s, and the not-installed answer.
  */
 import { describe, expect, test } from 'vitest';
-import { requireInstalled, type TiRexManifest } from '../../../models/foundation/store.ts';
-import { forecastTiRex } from '../../../models/foundation/tirex.ts';
+import { requireInstalled, type TiRexManifest } from '../../../models/families/foundation/model-store.ts';
+import { forecastTiRex } from '../../../models/families/foundation/tirex.ts';
 import { FIXTURES_DIR } from './reference.ts';
 import {
   dailyForecastBody,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { forecastTiRex, predictTiRex, rolloutSteps, rolloutWindow } from '../../../models/foundation/tirex.ts';
-import { ModelInputError, type ForecastTask } from '../../../models/types.ts';
+import { forecastTiRex, predictTiRex, rolloutSteps, rolloutWindow } from '../../../models/families/foundation/tirex.ts';
+import { ModelInputError, type ForecastTask } from '../../../models/contract/model-interface.ts';
 import { Agreement, level, readReference, toFloat64, useFixtureModel, type JsonSeries } from './reference.ts';
 
 interface Reference {

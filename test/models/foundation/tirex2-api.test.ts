@@ -4,8 +4,8 @@
  * its native horizon enforced, and refused clearly when not installed.
  */
 import { describe, expect, test } from 'vitest';
-import { requireInstalled, type Tirex2Manifest } from '../../../models/foundation/store.ts';
-import { forecastTirex2 } from '../../../models/foundation/tirex2.ts';
+import { requireInstalled, type Tirex2Manifest } from '../../../models/families/foundation/model-store.ts';
+import { forecastTirex2 } from '../../../models/families/foundation/tirex2.ts';
 import { AUTH } from '../../api/helpers.ts';
 import { FIXTURES_DIR } from './reference.ts';
 import {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { forecastTirex2, predictTirex2, tirex2Series, type Tirex2Series } from '../../../models/foundation/tirex2.ts';
-import { Tirex2Manifest } from '../../../models/foundation/store.ts';
-import { isTrending } from '../../../models/foundation/tirex2-post.ts';
-import { ModelInputError, type ForecastTask } from '../../../models/types.ts';
+import { forecastTirex2, predictTirex2, tirex2Series, type Tirex2Series } from '../../../models/families/foundation/tirex2.ts';
+import { Tirex2Manifest } from '../../../models/families/foundation/model-store.ts';
+import { isTrending } from '../../../models/families/foundation/tirex2-post.ts';
+import { ModelInputError, type ForecastTask } from '../../../models/contract/model-interface.ts';
 import { Agreement, level, readReference, toFloat64, useFixtureModel, type JsonSeries } from './reference.ts';
 
 interface Reference {

@@ -4,8 +4,8 @@
  * 422s, and the not-installed answer.
  */
 import { describe, test } from 'vitest';
-import { requireInstalled, type Toto2Manifest } from '../../../models/foundation/store.ts';
-import { forecastToto2 } from '../../../models/foundation/toto.ts';
+import { requireInstalled, type Toto2Manifest } from '../../../models/families/foundation/model-store.ts';
+import { forecastToto2 } from '../../../models/families/foundation/toto.ts';
 import { FIXTURES_DIR } from './reference.ts';
 import {
   dailyForecastBody,

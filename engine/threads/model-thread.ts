@@ -1,0 +1,21 @@
+/**
+ * Worker-thread entry: runs models off the event loop. A call carries a batch of tasks for one
+ * model, so that messaging costs little next to fitting: a share of a local model's tasks, or a
+ * global model's whole request. The model settings arrive in workerData.
+ */
+import { workerData } from 'node:worker_threads';
+import type { ModelSettings } from '../../models/contract/model-interface.ts';
+import { LoadedModels, runBatch, type ThreadBatch, type ThreadResult } from './batch.ts';
+
+/** What every model thread is started with (pool.ts). */
+export interface ThreadData {
+  /** The module the bootstrap loads: this one. */
+  taskModule: string;
+  models: ModelSettings;
+}
+
+const models = new LoadedModels((workerData as ThreadData).models);
+
+export default function runThreadBatch(batch: ThreadBatch): Promise<ThreadResult[]> {
+  return runBatch(models, batch);
+}

@@ -1,0 +1,105 @@
+import {
+  ModelInputError,
+  type ContextSeries,
+  type ForecastOutput,
+  type ForecastTask,
+  type GlobalModel,
+  type LocalModel,
+  type TaskCovariates,
+} from '../../contract/model-interface.ts';
+
+/**
+ * Runs an ensemble's members on a batch: every task's whole history (with the members' own
+ * quantiles, the fallback for a history too short to validate on), and the rolling-origin
+ * windows inside it (the last `horizon` steps held out, then the `horizon` before them, ...),
+ * whose errors weigh and calibrate the combination.
+ */
+
+export type MemberModel = LocalModel | GlobalModel;
+
+export interface Member {
+  readonly name: string;
+  readonly model: MemberModel;
+}
+
+/** One member's forecasts: null where it refused the task (ModelInputError), with the reason. */
+export interface MemberRun {
+  readonly full: (ForecastOutput | null)[];
+  /** [task][window]: the mean forecast of each window, null where the member refused it. */
+  readonly windows: (Float64Array | null)[][];
+  /** The first refusal's reason, for an error when no member can forecast a task. */
+  readonly refusal: string | null;
+}
+
+/** Where each window of a task ends its history: windows oldest first, each keeps one observation to train on. */
+export function windowCuts(historyLength: number, horizon: number, windows: number): number[] {
+  const count = Math.min(windows, Math.floor((historyLength - 1) / horizon));
+  return Array.from({ length: Math.max(0, count) }, (_, w) => historyLength - (count - w) * horizon);
+}
+
+const cutCovariates = (c: TaskCovariates, cut: number, horizon: number): TaskCovariates => ({
+  hist: Object.fromEntries(Object.entries(c.hist).map(([k, v]) => [k, v.slice(0, cut)])),
+  future: Object.fromEntries(Object.entries(c.future).map(([k, v]) => [k, v.slice(0, cut + horizon)])),
+  static: c.static,
+});
+
+/** The task as it stood `cut` observations into its history: the window's forecast is compared with what followed. */
+export function windowTask(task: ForecastTask, cut: number): ForecastTask {
+  const { horizon } = task;
+  return {
+    ...task,
+    history: task.history.subarray(0, cut),
+    quantiles: [],
+    ...(task.times && { times: task.times.subarray(0, cut + horizon) }),
+    ...(task.covariates && { covariates: cutCovariates(task.covariates, cut, horizon) }),
+    conformal: undefined,
+    refit: undefined,
+  };
+}
+
+function refusal(err: unknown): string {
+  if (err instanceof ModelInputError) return err.message;
+  throw err;
+}
+
+export async function runMember(
+  member: Member,
+  tasks: readonly ForecastTask[],
+  cuts: readonly number[][],
+  context: readonly ContextSeries[],
+): Promise<MemberRun> {
+  const { model } = member;
+  let reason: string | null = null;
+  if ('forecastBatch' in model) {
+    // A global member learns across the batch: one call for the whole histories, one for every
+    // window (trained, per window, only on what was known at its cut).
+    const windowTasks = tasks.flatMap((task, i) => cuts[i].map((cut) => windowTask(task, cut)));
+    let full: (ForecastOutput | null)[];
+    let flat: (Float64Array | null)[];
+    try {
+      full = await model.forecastBatch(tasks, context);
+    } catch (err) {
+      reason = refusal(err);
+      return { full: tasks.map(() => null), windows: cuts.map((c) => c.map(() => null)), refusal: reason };
+    }
+    try {
+      flat = windowTasks.length > 0 ? (await model.forecastBatch(windowTasks, context)).map((o) => o.mean) : [];
+    } catch (err) {
+      reason = refusal(err);
+      flat = windowTasks.map(() => null);
+    }
+    let at = 0;
+    return { full, windows: cuts.map((c) => c.map(() => flat[at++])), refusal: reason };
+  }
+  const attempt = <T>(run: () => T): T | null => {
+    try {
+      return run();
+    } catch (err) {
+      reason ??= refusal(err);
+      return null;
+    }
+  };
+  const full = tasks.map((task) => attempt(() => model.forecast(task)));
+  const windows = tasks.map((task, i) => cuts[i].map((cut) => (full[i] ? attempt(() => model.forecast(windowTask(task, cut)).mean) : null)));
+  return { full, windows, refusal: reason };
+}

@@ -1,0 +1,275 @@
+import { ModelInputError, type ContextSeries, type ForecastOutput, type ForecastTask, type GlobalModel } from '../../contract/model-interface.ts';
+import { binMatrix } from './binning.ts';
+import { DEFAULT_PARAMS, fitGbdt, type GbdtParams } from './gbdt.ts';
+import { rng } from '../../numerics/random.ts';
+import { predictRow, type Booster } from './trees.ts';
+import { buildSchema, centerAt, chooseCenter, fillRow, fitCategoryCodes, seriesScale, type Schema, type SeriesData } from './features.ts';
+import { sortedQuantile } from '../../numerics/empirical-quantile.ts';
+
+/**
+ * svc-global: the service's own global model. One gradient-boosted tree ensemble (gbdt.ts) is
+ * trained across every series of a request, `only_as_context` ones included, on scaled lags,
+ * seasonal lags, calendar features and every covariate kind (features.ts), and forecasts the
+ * horizon recursively, one step at a time, feeding its forecasts back as lags.
+ *
+ * No leakage: a forecast made at a creation date uses a model trained only on what every series
+ * showed up to that date's time. Creation dates are grouped (at most `maxModels` models per
+ * request); a group's model is trained on the data up to its earliest creation time, so no task
+ * sees any series past its own creation time.
+ *
+ * Quantiles are calibrated residual quantiles: the last `horizon` steps of every series long
+ * enough are held out; the model trained without them (boosting stopped early on their one-step
+ * error) forecasts them recursively, and the errors, scaled by each series' scale, give per
+ * horizon step the empirical quantiles added to the forecast mean (scaled by the forecast
+ * series' scale). Then the model is refitted on all rows with the rounds early stopping chose,
+ * when the request is small enough for the refit to pay (`refitRowRounds`).
+ */
+
+export interface SvcGlobalOptions {
+  readonly params: GbdtParams;
+  /** Most models trained per request (groups of creation dates). */
+  readonly maxModels: number;
+  /** Training rows per model at most; beyond it rows are sampled uniformly (held-out rows all kept). */
+  readonly maxRows: number;
+  /** Refit on all rows when rows x rounds stays under this. */
+  readonly refitRowRounds: number;
+  /** Series whose held-out horizon calibrates the quantiles, at most. */
+  readonly maxCalibrationSeries: number;
+}
+
+export const DEFAULT_OPTIONS: SvcGlobalOptions = {
+  // Tuned on M4 Hourly and Weekly (test/bench/accuracy.ts) for accuracy within the time target.
+  params: { ...DEFAULT_PARAMS, numLeaves: 63, learningRate: 0.12, rounds: 500, minDataInLeaf: 20, featureFraction: 0.6, baggingFraction: 0.5 },
+  maxModels: 3,
+  maxRows: 300_000,
+  refitRowRounds: 20_000_000,
+  maxCalibrationSeries: 2000,
+};
+
+interface Group {
+  /** Latest wall-clock time the group's training may see. */
+  readonly cutoff: number;
+  readonly tasks: number[];
+}
+
+/** Groups tasks by creation time: at most `k` groups, each trained up to its earliest task's time. */
+export function groupByCutoff(cutoffs: readonly number[], k: number): Group[] {
+  const distinct = [...new Set(cutoffs)].sort((a, b) => a - b);
+  const chosen = distinct.length <= k ? distinct : Array.from({ length: k }, (_, i) => distinct[Math.floor((i * distinct.length) / k)]);
+  const groups = chosen.map((cutoff) => ({ cutoff, tasks: [] as number[] }));
+  cutoffs.forEach((c, i) => {
+    let g = 0;
+    while (g + 1 < groups.length && groups[g + 1].cutoff <= c) g++;
+    groups[g].tasks.push(i);
+  });
+  return groups.filter((g) => g.tasks.length > 0);
+}
+
+/** Number of values of a series known by `cutoff` (times ascending). */
+function knownBy(s: SeriesData, cutoff: number): number {
+  let lo = 0;
+  let hi = s.values.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (s.times[mid] <= cutoff) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** Recursive forecasts of `horizon` steps after the first `n` values of each series. */
+function forecastRecursive(model: Booster, schema: Schema, items: { s: SeriesData; n: number; scale: number }[], horizon: number): Float64Array[] {
+  const out = items.map(() => new Float64Array(horizon));
+  const ext = items.map(({ s, n }) => {
+    const y = new Float64Array(n + horizon);
+    y.set(s.values.subarray(0, n));
+    return y;
+  });
+  const row = new Float64Array(schema.width);
+  for (let j = 0; j < horizon; j++) {
+    items.forEach(({ s, n, scale }, i) => {
+      const t = n + j;
+      const level = fillRow(schema, row, 0, s, ext[i], t, scale);
+      const value = level + scale * predictRow(model, row, 0);
+      ext[i][t] = value;
+      out[i][j] = value;
+    });
+  }
+  return out;
+}
+
+/**
+ * Per horizon step and level, the scaled error quantile. Errors of neighbouring steps are pooled
+ * (a window growing with the horizon); with few errors, all steps are pooled after dividing by
+ * sqrt(step) and scaled back, the growth of a random walk's spread.
+ */
+export function errorQuantiles(errors: Float64Array[], horizon: number, levels: readonly number[]): Float64Array[] {
+  const perStep = errors.length;
+  const out = levels.map(() => new Float64Array(horizon));
+  if (perStep === 0) return out;
+  const pooledAll = () => {
+    const all = new Float64Array(perStep * horizon);
+    let k = 0;
+    for (const e of errors) for (let j = 0; j < horizon; j++) all[k++] = e[j] / Math.sqrt(j + 1);
+    return all.sort();
+  };
+  if (perStep * 3 < 60) {
+    const all = pooledAll();
+    levels.forEach((q, l) => {
+      for (let j = 0; j < horizon; j++) out[l][j] = sortedQuantile(all, q) * Math.sqrt(j + 1);
+    });
+    return out;
+  }
+  const w = Math.max(1, Math.round(horizon / 16));
+  for (let j = 0; j < horizon; j++) {
+    const from = Math.max(0, j - w);
+    const to = Math.min(horizon - 1, j + w);
+    const pool = new Float64Array(perStep * (to - from + 1));
+    let k = 0;
+    for (const e of errors) for (let i = from; i <= to; i++) pool[k++] = e[i];
+    pool.sort();
+    levels.forEach((q, l) => {
+      out[l][j] = sortedQuantile(pool, q);
+    });
+  }
+  return out;
+}
+
+interface TrainingRow {
+  s: SeriesData;
+  t: number;
+  scale: number;
+  holdout: boolean;
+}
+
+/** Fits one group's model and its error quantiles. */
+function fitGroup(all: SeriesData[], baseSchema: Schema, cutoff: number, levels: readonly number[], options: SvcGlobalOptions, seed: number) {
+  const { m, horizon } = baseSchema;
+  const pool = all.map((s) => ({ s, n: knownBy(s, cutoff) })).filter((p) => p.n >= 2);
+  if (pool.length === 0) throw new ModelInputError('svc-global needs at least two observations of history');
+  // A schema of its own, from this group's data only: its centring, and category codes from its rows.
+  const center = chooseCenter(
+    pool.map(({ s, n }) => s.values.subarray(0, n)),
+    m,
+  );
+  const schema: Schema = { ...baseSchema, center, variables: baseSchema.variables.map((v) => ({ ...v, codes: new Map() })) };
+  const rows: TrainingRow[] = [];
+  const calibration: { s: SeriesData; n: number; scale: number }[] = [];
+  for (const { s, n } of pool) {
+    const scale = seriesScale(s.values, n, m);
+    const warm = Math.max(1, Math.min(m, Math.floor(n / 3)));
+    // Hold out the last horizon when enough remains to learn from.
+    const holdout = n - horizon >= warm + Math.max(2, Math.min(m, 10)) ? n - horizon : n;
+    if (holdout < n) calibration.push({ s, n: holdout, scale });
+    for (let t = warm; t < n; t++) rows.push({ s, t, scale, holdout: t >= holdout });
+  }
+  // Sample down to maxRows, always keeping the held-out rows.
+  let kept = rows;
+  if (rows.length > options.maxRows) {
+    const random = rng(seed ^ 0x51ed27);
+    const held = rows.filter((r) => r.holdout);
+    const rest = rows.filter((r) => !r.holdout);
+    const p = Math.max(0, options.maxRows - held.length) / rest.length;
+    kept = [...rest.filter(() => random() < p), ...held];
+  }
+  const targets = new Float64Array(kept.length);
+  kept.forEach((r, i) => {
+    targets[i] = (r.s.values[r.t] - centerAt(schema, r.s.values, r.t)) / r.scale;
+  });
+  fitCategoryCodes(schema, kept, targets);
+  const values = new Float64Array(kept.length * schema.width);
+  kept.forEach((r, i) => fillRow(schema, values, i * schema.width, r.s, r.s.values, r.t, r.scale));
+  const data = binMatrix({ rows: kept.length, features: schema.width, values }, options.params.maxBins, seed);
+  const trainIdx: number[] = [];
+  const validIdx: number[] = [];
+  kept.forEach((r, i) => (r.holdout ? validIdx : trainIdx).push(i));
+  const minDataInLeaf = Math.min(options.params.minDataInLeaf, Math.max(3, Math.floor(kept.length / 50)));
+  const params = { ...options.params, minDataInLeaf, seed };
+
+  let model: Booster;
+  let errors: Float64Array[] = [];
+  if (validIdx.length > 0 && trainIdx.length > 0) {
+    const fit = fitGbdt(data, targets, Uint32Array.from(trainIdx), params, Uint32Array.from(validIdx));
+    model = fit.booster;
+    const random = rng(seed ^ 0xc0ffee);
+    const chosen =
+      calibration.length <= options.maxCalibrationSeries ? calibration : calibration.filter(() => random() < options.maxCalibrationSeries / calibration.length);
+    const forecasts = forecastRecursive(model, schema, chosen, horizon);
+    errors = chosen.map(({ s, n, scale }, i) => Float64Array.from(forecasts[i], (f, j) => (s.values[n + j] - f) / scale));
+    if (kept.length * fit.rounds <= options.refitRowRounds) {
+      model = fitGbdt(
+        data,
+        targets,
+        Uint32Array.from(kept, (_, i) => i),
+        { ...params, rounds: fit.rounds },
+      ).booster;
+    }
+  } else {
+    // Too short to hold anything out: in-sample one-step residuals, widened like a random walk.
+    model = fitGbdt(
+      data,
+      targets,
+      Uint32Array.from(kept, (_, i) => i),
+      { ...params, rounds: Math.min(params.rounds, 100) },
+    ).booster;
+    const residuals = Float64Array.from(kept, (r, i) => targets[i] - predictRow(model, values, i * schema.width));
+    errors = Array.from(residuals, (e) => Float64Array.from({ length: horizon }, (_, j) => e * Math.sqrt(j + 1)));
+  }
+  return { model, schema, quantiles: errorQuantiles(errors, horizon, levels) };
+}
+
+export function createSvcGlobal(options: SvcGlobalOptions = DEFAULT_OPTIONS): GlobalModel {
+  return {
+    name: 'svc-global',
+    async forecastBatch(tasks: readonly ForecastTask[], context: readonly ContextSeries[]): Promise<ForecastOutput[]> {
+      if (tasks.length === 0) return [];
+      const horizon = tasks[0].horizon;
+      const m = Math.max(1, tasks[0].seasonLength);
+      const levels = tasks[0].quantiles;
+      for (const task of tasks) {
+        if (!task.times) throw new Error('svc-global needs the timestamps of every task');
+        if (task.horizon !== horizon || task.seasonLength !== tasks[0].seasonLength)
+          throw new Error('svc-global needs one horizon and season length per request');
+      }
+      // Per series, the task that saw the most (latest creation date) holds what training may use.
+      const latest = new Map<number, ForecastTask>();
+      tasks.forEach((task, i) => {
+        const key = task.seriesIndex ?? -1 - i;
+        const prev = latest.get(key);
+        if (!prev || task.times![task.history.length - 1] > prev.times![prev.history.length - 1]) latest.set(key, task);
+      });
+      const asData = (key: number, values: Float64Array, times: Float64Array, cov: ForecastTask['covariates']): SeriesData => ({
+        key,
+        values,
+        times,
+        hist: cov?.hist ?? {},
+        future: cov?.future ?? {},
+        static: cov?.static ?? {},
+      });
+      const series: SeriesData[] = [
+        ...[...latest].map(([key, t]) => asData(key, t.history, t.times!, t.covariates)),
+        ...context.map((c) => asData(c.seriesIndex, c.values, c.times, c.covariates)),
+      ];
+      const schema = buildSchema(series, m, horizon);
+      const cutoffs = tasks.map((t) => t.times![t.history.length - 1]);
+      const outputs: ForecastOutput[] = new Array(tasks.length);
+      groupByCutoff(cutoffs, options.maxModels).forEach((group, g) => {
+        const fitted = fitGroup(series, schema, group.cutoff, levels, options, options.params.seed + g);
+        const items = group.tasks.map((i) => {
+          const task = tasks[i];
+          const s = asData(task.seriesIndex ?? -1, task.history, task.times!, task.covariates);
+          return { s, n: task.history.length, scale: seriesScale(task.history, task.history.length, m) };
+        });
+        const means = forecastRecursive(fitted.model, fitted.schema, items, horizon);
+        group.tasks.forEach((i, k) => {
+          const mean = means[k];
+          const scale = items[k].scale;
+          outputs[i] = { mean, quantiles: fitted.quantiles.map((q) => Float64Array.from(mean, (v, j) => v + scale * q[j])) };
+        });
+      });
+      return outputs;
+    },
+  };
+}
+
+export const svcGlobal = createSvcGlobal();

@@ -1,1 +1,0 @@
-export { createSvcGlobal, svcGlobal, DEFAULT_OPTIONS, type SvcGlobalOptions } from './model.ts';
