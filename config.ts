@@ -272,8 +272,8 @@ export function loadConfig(env: Environment = process.env): Config {
     shutdownGraceMs: duration(env, 'SHUTDOWN_GRACE', 25_000, { units: ['ms', 's', 'm'], examples: '25s, 500ms or 2m', bareSeconds: true }),
     dataDir,
     envKeys: parseApiKeys(env.FORECAST_API_KEYS),
-    // A model every server runs, fast on any history (README, Decisions: not the reference's
-    // t0-beta, which no server can run without its weights).
+    // A model every server runs, fast on any history (docs/decisions/014-default-model-aets.md: not
+    // the reference's t0-beta, which no server can run without its weights).
     defaultModel: env.DEFAULT_MODEL || 'aets',
     rateLimit: { perSecond: integer(env, 'RATE_LIMIT_PER_SECOND', 10), burst: integer(env, 'RATE_LIMIT_BURST', 50, 1) },
     maxBodyBytes: integer(env, 'MAX_BODY_BYTES', 64 * 1024 * 1024, 1024),

@@ -1,11 +1,8 @@
 /**
- * Loader for the M4 Hourly and Weekly sets shipped in this folder (see datasets/README.md).
- *
- * The files are long format, one row per (series, step): `unique_id, freq, ds, y, split`.
- * Rows of one series are contiguous, oldest first, the `train` rows before the `test` rows.
- * Series are returned in file order (H1, H2, ... / W1, W2, ...), which the loader checks is
- * stable: a series whose rows are not contiguous, or whose `test` rows come before `train`
- * rows, or whose `ds` does not increase, is rejected rather than silently reordered.
+ * Loader for the M4 Hourly and Weekly sets shipped in this folder (see datasets/README.md): long
+ * format, one row per (series, step), `unique_id, freq, ds, y, split`. Series are returned in file
+ * order; a series whose rows are not contiguous, whose `test` rows come before `train` rows, or whose
+ * `ds` does not increase is rejected rather than silently reordered.
  */
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 
 /**
- * An array schema for the large arrays of a request (targets, index entries): hundreds of
- * thousands of values, where zod's per-element parsing (for a target value a union, a transform
- * and a refinement) costs about a microsecond each on the event loop. Arrays that `acceptAll`
+ * An array schema for the large arrays of a request (targets, index entries), where zod's
+ * per-element parsing (for a target value a union, a transform and a refinement) would hold the
+ * event loop for every value. Arrays that `acceptAll`
  * takes (every value one the element schema passes unchanged; checked in one plain loop) are
  * taken as they are; otherwise the element schema runs, so every bad value is reported with its
  * own path and message exactly as `z.array(element)` does. The OpenAPI document shows

@@ -17,7 +17,7 @@ export function forecastIndex(serie: InputSerie, fcd: number, horizon: number, f
   return beyond > 0 ? known.concat(buildFutureIndex(serie.index[n - 1], freq, beyond)) : known;
 }
 
-/** A plain loop: Array.from over a typed array goes through its iterator, over ten times slower for a horizon's values. */
+/** A plain loop: Array.from over a typed array goes through its iterator, much slower for a horizon's values. */
 function toNumbers(values: Float64Array): number[] {
   const out: number[] = [];
   for (let i = 0; i < values.length; i++) out.push(values[i]);

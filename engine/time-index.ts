@@ -121,8 +121,8 @@ const pad3 = (n: number) => (n < 10 ? '00' : n < 100 ? '0' : '') + n;
 /**
  * The date of a day counted from 1970-01-01, YYYY-MM-DD, for years 0 to 9999. Every forecast's
  * future index is written from here, so the calendar fields come from integer arithmetic (H.
- * Hinnant's civil_from_days) instead of a Date and its toISOString, a few times faster; the
- * tests hold it to luxon's calendar.
+ * Hinnant's civil_from_days), faster than a Date and its toISOString; the tests hold it to
+ * luxon's calendar.
  */
 function civilDate(days: number): string {
   const z = days + 719_468; // days since 0000-03-01

@@ -1,12 +1,9 @@
 /**
- * The hot path of index entries: request validation and planning read every timestamp of every
- * series (hundreds of thousands per large request), so this reads the one shape the API accepts
- * character by character, with no regular expression, no substrings and no Date objects.
- * engine/time-index.ts `parseTimestamp` (luxon) reads the same shape and is the oracle the tests
- * compare this with.
- *
- * Shape: YYYY-MM-DD, optionally followed by `T` or a space and HH:MM, optionally :SS with an
- * optional fraction of 1 to 9 digits, then optionally `Z` or an offset +HH:MM / +HHMM.
+ * The hot path of index entries: validation and planning read every timestamp of every series, so
+ * this reads the one shape the API accepts character by character (no regular expression, no
+ * substrings, no Date objects). engine/time-index.ts `parseTimestamp` (luxon) is the oracle the tests
+ * compare it with. Shape: YYYY-MM-DD, optionally `T` or a space and HH:MM, optionally :SS with a
+ * fraction of 1 to 9 digits, then optionally `Z` or an offset +HH:MM / +HHMM.
  */
 
 /** A scanned entry: its calendar fields as epoch milliseconds read as UTC, and its offset. */
@@ -47,7 +44,7 @@ function daysInMonth(year: number, month: number): number {
 
 /**
  * Days from 1970-01-01 to a date of the proleptic Gregorian calendar (H. Hinnant's
- * days_from_civil): integer arithmetic, several times cheaper than Date.UTC, and right for years
+ * days_from_civil): integer arithmetic, cheaper than Date.UTC, and right for years
  * 0-99 too (which Date.UTC reads as 1900-1999).
  */
 function daysFromCivil(year: number, month: number, day: number): number {

@@ -4,15 +4,9 @@ import type { ObjectStore } from './object-store.ts';
 
 /**
  * Which jobs of a principal may still be in progress, for the concurrent-jobs quota, in the job
- * store so that every API process sharing it counts the same jobs:
- *
- *   active-jobs/<sha256(principal)>/<job_id>/entry.json          { created_at }, written before the job's workflow starts
- *   active-jobs/<sha256(principal)>/lock/lock.json               held while one submission counts and adds its entry
- *   active-jobs/<sha256(principal)>/lock/replaced-<id>.json      who took over an expired lock
- *
- * Entries are not removed when a job ends (nothing in the API sees that moment): whoever counts
- * asks Temporal about them and prunes the finished ones. The lock makes counting and adding one
- * step, so submissions racing for the last place get it one at a time.
+ * store so that every API process sharing it counts the same jobs. Entries are pruned by whoever
+ * counts (asking Temporal), and a per-principal lock makes counting and adding one step:
+ * docs/decisions/027-quotas-checked-before-storing.md.
  */
 export const ACTIVE_JOBS = 'active-jobs';
 
@@ -24,7 +18,9 @@ const LOCK_WAIT_MS = 15_000;
 const principalKey = (principal: string) => `${ACTIVE_JOBS}/${createHash('sha256').update(principal).digest('hex')}`;
 // A folder per job, so that removing one entry is removing a prefix, the same on disk and in a bucket.
 const jobKey = (principal: string, jobId: string) => `${principalKey(principal)}/${jobId}`;
+/** `active-jobs/<sha256(principal)>/<job_id>/entry.json`: { created_at }, written before the job's workflow starts. */
 const entryKey = (principal: string, jobId: string) => `${jobKey(principal, jobId)}/entry.json`;
+/** `.../lock/lock.json`: held while one submission counts and adds its entry; `.../lock/replaced-<id>.json`: who took over an expired lock. */
 const lockFolder = (principal: string) => `${principalKey(principal)}/lock`;
 
 interface Lock {

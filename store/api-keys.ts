@@ -3,16 +3,9 @@ import type { ObjectStore } from './object-store.ts';
 
 /**
  * API keys made with the key CLI, in the job store so that every API process sharing it knows the
- * same keys (docs/decisions/001-api-keys-in-the-job-store.md):
- *
- *   api-keys/keys/<id>.json       { id, principal, key_hash, prefix, created_at }
- *   api-keys/revoked/<id>.json    { id, revoked_at }
- *
- * Both records are written once, with the store's create-if-absent, and never changed: concurrent
- * writers never conflict (revoking twice keeps the first time), and a reader may keep every record
- * it has read. A refresh is then two listings plus reads of the records it has not seen yet.
- * Only a SHA-256 of each key is stored: keys are 256 random bits, so a fast hash is safe and lets
- * the server check a key without a slow password hash on every request.
+ * same keys. Key and revocation records are written once (create-if-absent) and never changed, so
+ * a refresh is two listings plus the records not seen yet: docs/decisions/001-api-keys-in-the-job-store.md.
+ * Only a SHA-256 of each key is stored: docs/decisions/022-keys-and-job-ownership.md.
  */
 export const API_KEYS = 'api-keys';
 const KEYS = `${API_KEYS}/keys`;
@@ -52,7 +45,9 @@ const KEY_FORM = /^fsk_[A-Za-z0-9_-]{43}$/;
 /** Whether a key could be one of the store's: any other is refused without reading the store. */
 export const hasStoreKeyForm = (key: string): boolean => KEY_FORM.test(key);
 
+/** `api-keys/keys/<id>.json`: { id, principal, key_hash, prefix, created_at }. */
 const keyRecordKey = (id: string) => `${KEYS}/${id}.json`;
+/** `api-keys/revoked/<id>.json`: { id, revoked_at }. */
 const revocationKey = (id: string) => `${REVOKED}/${id}.json`;
 
 export class ApiKeys {

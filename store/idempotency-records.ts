@@ -3,14 +3,9 @@ import type { ObjectStore } from './object-store.ts';
 
 /**
  * Idempotency records of job submissions, in the job store beside the jobs, so that they survive a
- * restart and are shared by every API process of a bucket:
- *
- *   idempotency/<sha256(principal, key)>/record.json           the key's current record
- *   idempotency/<sha256(principal, key)>/replaced-<id>.json    who replaced record <id> (expired or abandoned)
- *
- * A record is created with the store's create-if-absent, so of concurrent first uses of a key
- * exactly one wins. An expired or abandoned record is replaced by whoever first creates its
- * `replaced-<id>` marker (create-if-absent again), so two retries never both replace it.
+ * restart and are shared by every API process of a bucket. Records and their replacement markers
+ * are created with create-if-absent, so of concurrent first uses of a key exactly one wins, and two
+ * retries never both replace an expired record: docs/decisions/026-idempotency-concurrent-first-use.md.
  */
 export const IDEMPOTENCY = 'idempotency';
 
@@ -31,7 +26,9 @@ export interface IdempotencyRecord {
 
 /** A principal's key, as a folder name: hashed, so any key characters are safe and keys never show in listings. */
 const scopeKey = (principal: string, key: string) => `${IDEMPOTENCY}/${createHash('sha256').update(`${principal}\n${key}`).digest('hex')}`;
+/** `idempotency/<sha256(principal, key)>/record.json`: the key's current record. */
 const recordKey = (scope: string) => `${scope}/record.json`;
+/** `.../replaced-<id>.json`: who replaced record <id> (expired or abandoned). */
 const replacedKey = (scope: string, id: string) => `${scope}/replaced-${id}.json`;
 
 export class IdempotencyRecords {

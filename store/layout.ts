@@ -1,38 +1,34 @@
 /**
- * A job's objects in the store, by key. Inputs and results stay out of Temporal's history:
- * workflows carry only the job id and counts.
- *
- *   jobs/<job_id>/job.json            who owns the job, its model, when it was submitted
- *   jobs/<job_id>/request.json        the validated request
- *   jobs/<job_id>/chunks/<n>.json     one activity's share of the series
- *   jobs/<job_id>/query.json          a beta job's query, and sources.json where its data is
- *   jobs/<job_id>/inputs/part-<i>     a beta job's uploaded parts, as sent
- *   jobs/<job_id>/plan.json           a beta job's cutoffs and names, once its series are prepared
- *   jobs/<job_id>/chunks/<n>.parquet  a beta chunk's prepared series values
- *   results/job_id=<job_id>/predictions/part-<n>.parquet
- *   results/job_id=<job_id>/metrics/part-<n>.parquet
- *   results/job_id=<job_id>/export/<table>.parquet   the parts merged, for download
- *
- * Results are partitioned hive-style (`job_id=<id>`), so one DuckDB query with
- * `hive_partitioning = true` over every job's predictions parts reads them all, the job id a
- * column (docs/operations.md, "Results for analysts").
+ * A job's objects in the store, by key (each key below says what it holds). Inputs and results stay
+ * out of Temporal's history: workflows carry only the job id and counts. Results are partitioned
+ * hive-style (`job_id=<id>`), so one DuckDB query reads every job's parts:
+ * docs/decisions/024-result-parquet.md.
  */
 export const JOBS = 'jobs';
 export const jobKey = (jobId: string) => `${JOBS}/${jobId}`;
+/** `jobs/<job_id>/job.json`: who owns the job, its model, when it was submitted. */
 export const metaKey = (jobId: string) => `${jobKey(jobId)}/job.json`;
+/** `jobs/<job_id>/request.json`: the validated request. */
 export const requestKey = (jobId: string) => `${jobKey(jobId)}/request.json`;
+/** `jobs/<job_id>/chunks/<n>.json`: one activity's share of the series. */
 export const chunkKey = (jobId: string, chunk: number) => `${jobKey(jobId)}/chunks/${chunk}.json`;
 
+/** `jobs/<job_id>/query.json`: a beta job's query; `sources.json`: where its data is. */
 export const betaQueryKey = (jobId: string) => `${jobKey(jobId)}/query.json`;
 export const betaSourcesKey = (jobId: string) => `${jobKey(jobId)}/sources.json`;
+/** `jobs/<job_id>/inputs/part-<i>`: a beta job's uploaded parts, as sent. */
 export const betaInputKey = (jobId: string, part: number) => `${jobKey(jobId)}/inputs/part-${part}`;
+/** `jobs/<job_id>/plan.json`: a beta job's cutoffs and names, once its series are prepared. */
 export const betaPlanKey = (jobId: string) => `${jobKey(jobId)}/plan.json`;
+/** `jobs/<job_id>/chunks/<n>.parquet`: a beta chunk's prepared series values. */
 export const betaChunkValuesKey = (jobId: string, chunk: number) => `${jobKey(jobId)}/chunks/${chunk}.parquet`;
 
 export type ResultTable = 'predictions' | 'metrics';
 export const resultsKey = (jobId: string) => `results/job_id=${jobId}`;
 export const partsKey = (jobId: string, table: ResultTable) => `${resultsKey(jobId)}/${table}`;
+/** `results/job_id=<job_id>/{predictions,metrics}/part-<n>.parquet`: one chunk's results. */
 export const partKey = (jobId: string, table: ResultTable, chunk: number) => `${partsKey(jobId, table)}/part-${String(chunk).padStart(5, '0')}.parquet`;
+/** `results/job_id=<job_id>/export/<table>.parquet`: the parts merged, for download. */
 export const exportKey = (jobId: string, table: ResultTable) => `${resultsKey(jobId)}/export/${table}.parquet`;
 
 /** Job ids are ours (UUIDs); anything else in a URL is refused before it touches the store. */

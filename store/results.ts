@@ -8,15 +8,11 @@ import type { StoreDatabase } from './store-database.ts';
 import type { ResultTable } from './layout.ts';
 
 /**
- * A job's results as Parquet: the columns (defined once here, for writing and reading), one
- * chunk's parts written, and the parts read back for polling, counting and export.
- *
- * predictions: one row per forecast step; metrics: one row per (series, forecast creation date).
- * Both start with the identifying columns; a quantile level's column is `q_0_1` for 0.1 (no dots,
- * so SQL needs no quoting). Timestamps are typed (`TIMESTAMP`, the instant in UTC; an index entry
- * without an offset is read as UTC), so analysts filter and join them as times;
- * `timestamp_text` keeps each step's entry exactly as the API writes it (the input's own format
- * and offset), so a polled job answers exactly what the synchronous call would.
+ * A job's results as Parquet: the columns (defined once here, for writing and reading), one chunk's
+ * parts written, and the parts read back for polling, counting and export. predictions: one row per
+ * forecast step; metrics: one row per (series, forecast creation date); a quantile level's column is
+ * `q_0_1` for 0.1. Typed UTC timestamps beside `timestamp_text`, the entry as the API writes it:
+ * docs/decisions/024-result-parquet.md.
  */
 
 const IDENTIFYING = ['job_id VARCHAR', 'model VARCHAR', 'series_index INTEGER', 'fcd_index INTEGER', 'fcd INTEGER', 'fcd_timestamp TIMESTAMP'];

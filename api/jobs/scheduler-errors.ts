@@ -2,8 +2,8 @@ import { isGrpcServiceError, ServiceError } from '@temporalio/client';
 
 /**
  * gRPC codes meaning Temporal did not answer (down, restarting, unreachable, or too slow): the
- * client has already retried them for about 20 s, and the request may succeed later. Any other
- * failure of a Temporal call is a real error (500).
+ * client has already retried them (its default retry policy), and the request may succeed later.
+ * Any other failure of a Temporal call is a real error (500).
  */
 const NO_ANSWER = new Map([
   [4, 'DEADLINE_EXCEEDED'],

@@ -21,7 +21,7 @@ export const DEFAULT_COLUMNS: LongFormatColumns = { id: 'unique_id', time: 'ds',
  * One series of the file, in time order; `rows` says where each value came from, for messages:
  * rows are numbered from 0 in the file's order, header and blank lines left out, as pandas and
  * DuckDB number them (CSV row 0 is usually line 2). Exact line numbers would cost csv-parse's
- * per-record info, which makes reading a large file four times slower.
+ * per-record info, which makes reading a large file much slower.
  */
 export interface LongSeries {
   id: string;

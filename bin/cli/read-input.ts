@@ -110,7 +110,7 @@ async function readParquet(file: string, columns: LongFormatColumns, maxBodyByte
       if (!numeric && targetType !== 'VARCHAR') throw new UsageError(`${file}: column ${columns.target} is ${targetType}; expected numbers`);
       const target = numeric ? `${sqlIdent(columns.target)}::DOUBLE` : sqlIdent(columns.target);
       const result = await connection.stream(`SELECT ${sqlIdent(columns.id)}::VARCHAR, ${time}, ${target}, file_row_number FROM ${source}`);
-      // Column vectors per chunk: about half the time of converting row by row.
+      // Column vectors per chunk: faster than converting row by row.
       for (let chunk = await result.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
         const [ids, times, values, rows] = chunk.getColumns() as [(string | null)[], (string | null)[], (number | string | null)[], bigint[]];
         for (let i = 0; i < ids.length; i++) {

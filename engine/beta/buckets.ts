@@ -11,9 +11,9 @@ import type { Aggregate } from './query-fields.ts';
  * `beta_ids` dictionary, which also drops rows the selector filtered out) and its step k, and the
  * rows of one (series, step) are combined by the target's aggregate.
  *
- * A hash aggregate costs about a hundred bytes per (series, step), several times the data's own
- * size, so large inputs are aggregated a slice of the series at a time (`batches` passes over the
- * input, series whose sid % batches = i in pass i).
+ * A hash aggregate needs far more memory per (series, step) than the data's own size, so large
+ * inputs are aggregated a slice of the series at a time (`batches` passes over the input, series
+ * whose sid % batches = i in pass i).
  */
 
 export interface BucketSpec {
@@ -29,7 +29,8 @@ export interface BucketSpec {
 /**
  * Input rows per pass (about the (series, step) pairs one hash table holds), and the most passes:
  * each pass scans the whole input, so past 16 passes the hash tables grow instead (their share
- * of memory then shrinks as the input grows: 1.1x the decoded size at 3.5M rows).
+ * of memory then shrinks as the input grows: BENCHMARKS.md, "`beta`: M4 Hourly uploaded as one
+ * Parquet file").
  */
 const ROWS_PER_PASS = 262_144;
 const MAX_PASSES = 16;

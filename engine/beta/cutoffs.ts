@@ -4,14 +4,11 @@ import { addDuration, duration, floorToGrid, isoTimestamp, type Duration } from 
 import type { CutoffEntry } from './query-fields.ts';
 
 /**
- * Forecast origins. A cutoff is the last step a forecast sees: it forecasts the steps after it,
- * and where those steps are in the data they are its actuals (a backtest). Without `cutoff`,
- * each series is forecast from its own last step.
- *
- * `{"every": D}` counts back from `end` (default: the last step of the data) in steps of D,
- * each origin snapped down onto the frequency grid, down to `start` (default: the first step of
- * the data plus prediction_length, so the earliest origin has some history). Explicit dates are
- * used as given (they must lie on the grid).
+ * Forecast origins. A cutoff is the last step a forecast sees; the steps after it that are in the
+ * data are its actuals (a backtest). Without `cutoff`, each series is forecast from its own last
+ * step. `{"every": D}` counts back from `end` (default: the data's last step) in steps of D, each
+ * origin snapped down onto the grid, down to `start` (default: the first step plus
+ * prediction_length, so the earliest origin has some history). Explicit dates must lie on the grid.
  */
 
 export const MAX_CUTOFFS = 10_000;

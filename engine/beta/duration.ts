@@ -1,13 +1,9 @@
 /**
- * Durations of the beta interface (`frequency`, `prediction_length`, `context`, `cutoff.every`):
- * a positive whole number followed by a unit, `<n><unit>`:
- *
- *   s (seconds), min (minutes), h (hours), d (days), w (weeks = 7 days),
- *   mo (calendar months), q (quarters = 3 months), y (years = 12 months)
- *
- * `m` alone is refused: it reads as minutes to some and months to others. Every time is UTC, so a
- * day is always 24 hours. Seconds to weeks are fixed lengths; months, quarters and years follow
- * the calendar.
+ * Durations of the beta interface (`frequency`, `prediction_length`, `context`, `cutoff.every`): a
+ * positive whole number and a unit, `<n><unit>`: s, min, h, d, w (7 days), mo (calendar months),
+ * q (3 months), y (12 months). `m` alone is refused: it reads as minutes to some and months to
+ * others. Every time is UTC, so a day is always 24 hours; months, quarters and years follow the
+ * calendar (docs/decisions/043-beta-query-and-time.md).
  */
 
 export type Duration =

@@ -5,14 +5,11 @@ import { sqlNumber } from '../sql.ts';
 import type { Impute } from './query-fields.ts';
 
 /**
- * Series on the frequency grid, in SQL. A step is a whole number `k`: the k-th bucket of the grid
- * from its origin (duration.ts), so series are keyed by two integers (series id, k) and their
- * names live in a small dictionary table. Integer keys keep DuckDB's hash tables small, which is
- * what bounds the memory of the schema logic.
- *
- * Each series spans its first to its last step; steps in between that no row reached are added,
- * and each target's gaps are filled by its impute rule. Historical covariates are not imputed
- * (they stay NULL where nothing was observed).
+ * Series on the frequency grid, in SQL. A step is a whole number `k`, the k-th bucket of the grid
+ * from its origin (duration.ts), so series are keyed by two integers (series id, k), their names in
+ * a small dictionary table: small hash tables bound the schema logic's memory. Each series spans its
+ * first to its last step, missing steps added and each target's gaps filled by its impute rule;
+ * historical covariates stay NULL where nothing was observed.
  */
 
 export interface TargetSpec {

@@ -6,13 +6,10 @@ import { covariateKind } from './registry.ts';
 
 /**
  * Generated covariates (reference 2.3, the request's `covariates`): each entry becomes one or more
- * named numeric columns, built on every series' own index and frequency, over its history and
- * the horizon of its latest forecast creation date. The planner cuts them per creation date like
- * the caller's variables: `hist` columns (exchange rates, not known in advance) up to the date,
- * `future` columns (calendars, registered float sources) through the horizon.
- *
- * A request's covariates are resolved once, when it is validated; the generator that comes out
- * is handed to the planner.
+ * named numeric columns on every series' own index, over its history and the horizon of its latest
+ * forecast creation date. The planner cuts them per creation date like the caller's variables:
+ * `hist` columns (exchange rates) up to the date, `future` columns (calendars, float sources)
+ * through the horizon. Resolved once, when the request is validated, then handed to the planner.
  */
 
 export interface GeneratedColumns {

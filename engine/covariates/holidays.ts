@@ -6,26 +6,11 @@ import { codeOf, type CovariateKind } from './kind.ts';
 import { DAY_MS, dayOf, dayRange, daysToSteps, type StepPeriods } from './periods.ts';
 
 /**
- * The `holidays` covariate: public holidays of one country from the `date-holidays` library
- * (types `public` and `bank`: days off for most workers, and bank holidays such as the German
- * Christmas Eve afternoon), on the wall clock of the series' index.
- *
- * A day is a holiday day when a holiday covers any part of it. Smoothing spreads each holiday day
- * over its neighbours with a kernel k(d) (d = days from the holiday, k(0) = 1); overlapping
- * holidays combine by their maximum, so values stay in [0, 1]:
- *
- * - `none`: 1 on holiday days, 0 elsewhere;
- * - `gaussian`: exp(-d^2 / (2 sigma^2)) for |d| <= half;
- * - `exponential`: exp(-|d| / sigma) for |d| <= half;
- * - `ramp`: 1 - n / ramp_days on the n = 0 .. ramp_days-1 days up to the holiday, 0 after it;
- * - `flat`: 1 for |d| <= half;
- * - `auto`: `none` at every frequency: daily and sub-daily series keep the sharp day (a model
- *   learns the spill-over from its own lags), and weekly and longer steps count holiday days.
- *
- * with half = floor((window_size - 1) / 2) (an even window uses the next smaller odd one).
- * A sub-daily step on a holiday day is 1 only inside the holiday's hours (so an hourly series
- * marks the holiday's hours; a half-day holiday marks half the day) and takes the smoothed day
- * value elsewhere; a weekly, monthly, quarterly or yearly step is the sum over its days.
+ * The `holidays` covariate: public holidays of one country from the `date-holidays` library (types
+ * `public` and `bank`: days off for most workers, and bank holidays), on the wall clock of the
+ * series' index. A day is a holiday day when a holiday covers any part of it; the smoothing spreads
+ * it over its neighbours (`kernel`), and overlapping holidays combine by their maximum, so values
+ * stay in [0, 1]. The rules: docs/decisions/041-generated-covariates.md.
  */
 
 /** ISO country codes the holiday library has calendars for. */
@@ -65,6 +50,17 @@ function holidayIntervals(country: string, year: number): [number, number][] {
   return out;
 }
 
+/**
+ * The smoothing kernel k(d) (d = days from the holiday, k(0) = 1), with half =
+ * floor((window_size - 1) / 2) (an even window uses the next smaller odd one):
+ * - `none`: 1 on holiday days, 0 elsewhere;
+ * - `gaussian`: exp(-d^2 / (2 sigma^2)) for |d| <= half;
+ * - `exponential`: exp(-|d| / sigma) for |d| <= half;
+ * - `ramp`: 1 - n / ramp_days on the n = 0 .. ramp_days-1 days up to the holiday, 0 after it;
+ * - `flat`: 1 for |d| <= half;
+ * - `auto`: `none` at every frequency: daily and sub-daily series keep the sharp day (a model
+ *   learns the spill-over from its own lags), and weekly and longer steps count holiday days.
+ */
 function kernel(config: HolidaysConfig): { before: number; after: number; weight: (d: number) => number } {
   const half = Math.floor((config.window_size - 1) / 2);
   switch (config.smoothing_method) {
@@ -108,6 +104,11 @@ export const holidays: CovariateKind<'holidays', typeof HolidaysConfig> = {
   },
 };
 
+/**
+ * The column over the steps: a sub-daily step on a holiday day is 1 only inside the holiday's hours
+ * (a half-day holiday marks half the day) and takes the smoothed day value elsewhere; a daily step
+ * its day's value; a weekly, monthly, quarterly or yearly step the sum over its days.
+ */
 function holidaysColumn(config: HolidaysConfig, periods: StepPeriods, freq: Freq): Float64Array {
   const country = config.country.toUpperCase();
   const k = kernel(config);

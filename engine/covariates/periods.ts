@@ -1,16 +1,11 @@
 import { STEP, type Freq } from '../frequencies.ts';
 
 /**
- * The stretch of time each index step stands for, on the wall clock of the index (epoch ms read
- * as UTC, see engine/time-index.ts `wallClockMillis`). Generated covariates are built per step
- * from these stretches:
- *
- * - sub-daily steps: [t, t + step);
- * - `D`: the day of t;
- * - `W`: the 7 days ending on the day of t (a weekly index labels the week by its last day, as
- *   pandas' `W` = `W-SUN` does);
- * - `M`, `Q`, `Y`: the calendar month, quarter or year that contains t, whatever day labels it
- *   (month starts and month ends alike).
+ * The stretch of time each index step stands for, on the wall clock of the index (epoch ms read as
+ * UTC, engine/time-index.ts `wallClockMillis`); generated covariates are built per step from them.
+ * Sub-daily steps: [t, t + step); `D`: the day of t; `W`: the 7 days ending on the day of t (as
+ * pandas' `W` = `W-SUN` labels a week); `M`, `Q`, `Y`: the calendar period that contains t, whatever
+ * day labels it (docs/decisions/041-generated-covariates.md).
  */
 export const DAY_MS = 86_400_000;
 

@@ -174,7 +174,7 @@ function reverseRange(a: number[], from: number, to: number): void {
  * Column sums of the simplex in the order the reference's Eigen reduction adds them: in order up
  * to four rows; from five, the first row plus blocks of four as ((a + b) + (c + d)), then the
  * rest in order. The orders differ in the last bits only, but an optimiser's path amplifies them
- * (CES's four-parameter fits moved by 1e-7 with a plain left-to-right sum), so the sums are never
+ * (CES's four-parameter fits moved visibly with a plain left-to-right sum), so the sums are never
  * updated by subtracting a row. Instead each addend of that chain (a row, or a block's inner sum)
  * and each partial sum is kept: a step of the search replaces one row, which changes one addend
  * and the partial sums after it. Same additions, same order, same bits, at a fraction of the

@@ -1,26 +1,10 @@
 /**
- * Conformal quantiles for any local model, as statsforecast's ConformalIntervals (its
- * "conformal distribution") compute them, with one correction: the model is refitted at rolling
- * origins inside the history (the last h steps held out, then the h before them, ...), each
- * window's absolute errors at horizon steps 1..h are the conformity scores, and at each step the
- * quantiles are those of the symmetric set {mean - score, mean + score} over the windows. No
- * distributional assumption: the spread is what the model's own errors were on this series.
- *
- * The correction: with few windows, the reference's linear quantile (position tau (N - 1) among N
- * sorted values) under-covers: the k-th smallest of N exchangeable absolute errors is exceeded by a
- * new one with probability 1 - k / (N + 1), so its 80% interval from 5 windows covers about 70%
- * (measured on M4 Hourly: 67% to 74%). The service's rule (`unbiased`) applies that finite-sample
- * fact (split conformal prediction's, interpolated) to the absolute errors themselves: the central
- * interval of coverage p is the mean plus or minus the absolute error at rank p (N + 1), read
- * between neighbours, with 0 at rank 0 (the median is the mean) and clamped to the largest. The
- * symmetric set of 2N offsets is not N exchangeable values twice: reading it at rank
- * tau (2N + 1) put 5 windows' 80% bound 0.9 of the way from the 4th to the 5th error instead of
- * 0.8, about 82% expected coverage instead of 80%. `linear` keeps the reference's rule, for
- * comparing with it.
- *
- * As the reference does, a short history uses as many windows as fit (each keeps at least one
- * observation to train on) and at least 2 are required. More windows calibrate better, at one
- * fit each.
+ * Conformal quantiles for any local model, as statsforecast's ConformalIntervals compute them but
+ * for the quantile rule. The model is refitted at rolling origins inside the history (the last h
+ * steps held out, then the h before them, ...); each window's absolute errors at steps 1..h are
+ * the scores. The central interval of coverage p is the mean plus or minus the absolute error at
+ * rank p (N + 1) of N windows (`unbiased`); `linear` keeps the reference's rule. A short history
+ * uses as many windows as fit, at least 2. Why this rank: docs/decisions/007-conformal-quantile-rank.md.
  */
 import { sortedQuantile } from './empirical-quantile.ts';
 import { ModelInputError, type ForecastOutput, type ForecastTask } from '../contract/model-interface.ts';

@@ -1,12 +1,9 @@
 /**
- * STL seasonal-trend decomposition by loess (Cleveland, Cleveland, McRae & Terpenning 1990,
- * J. Official Statistics 6(1)), non-robust: no robustness iterations.
- * Two callers, two sets of defaults: R's stl(x, s.window) for aarima's seasonal strength test
- * (smoothers evaluated every ceiling(window / 10) points, 2 inner passes), and statsmodels' STL for mstl, as
- * statsforecast runs it (every point; a low-pass window of the next odd number above the period; 5 inner passes).
- *
- * Indices are 1-based inside the smoothers (positions enter the tricube weights and the local
- * regression), with arrays padded by one slot.
+ * STL seasonal-trend decomposition by loess (Cleveland, Cleveland, McRae & Terpenning 1990),
+ * non-robust. Two callers, two sets of defaults: R's stl(x, s.window) for aarima's seasonal
+ * strength test (smoothers every ceiling(window / 10) points, 2 inner passes), and statsmodels' STL
+ * for mstl (every point; low-pass window the next odd number above the period; 5 inner passes).
+ * Indices are 1-based inside the smoothers, with arrays padded by one slot.
  */
 
 function nextOdd(x: number): number {

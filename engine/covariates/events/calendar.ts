@@ -1,21 +1,9 @@
 /**
- * Loader of the events calendar shipped in this folder (`events-calendar.csv`, documented with its
- * sources in README.md beside it): recurring events beyond public holidays (shopping days, sport,
- * observances, clock changes), per ISO country code or `Global`.
- *
- * Each row is one event with a rule that gives its days in any year:
- *
- *   fixed:MM-DD                   the same day every year
- *   nth:MM:DOW:N[+D]              the N-th weekday DOW (MON..SUN) of month MM, N = -1 for the last;
- *                                 +D / -D shifts by D days (Black Friday: nth:11:THU:4+1)
- *   easter:D                      Western (Gregorian) Easter Sunday + D days
- *   sunday_before:MM-DD:N         the N-th Sunday strictly before MM-DD (first Advent: 12-25:4)
- *   dates:YYYY-MM-DD[..YYYY-MM-DD]|...   listed days or day ranges (one-off events)
- *   RULE|avoid=easter:D:+S        when RULE's day is Easter + D, it moves by S days
- *
- * `first_year` / `last_year` bound the years the event exists (blank: unbounded). For `dates:`
- * events they are the span the list covers: outside it the calendar does not know whether the
- * event took place, and says so (`known`), so a covariate built from it is missing there, not 0.
+ * Loader of the events calendar shipped in this folder (`events-calendar.csv`): recurring events
+ * beyond public holidays (shopping days, sport, observances, clock changes), per ISO country code or
+ * `Global`. Each row's rule (`fixed:`, `nth:`, `easter:`, `sunday_before:`, `dates:`, with `|avoid=`)
+ * gives its days in any year; the grammar and the sources are in README.md beside it. Outside the
+ * span a `dates:` list covers, an event is unknown (`known`), so a covariate is missing there, not 0.
  */
 import fs from 'node:fs';
 

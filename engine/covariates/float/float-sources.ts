@@ -3,15 +3,11 @@ import path from 'node:path';
 import { MessageChannel, receiveMessageOnPort, Worker } from 'node:worker_threads';
 
 /**
- * Float data sources: Parquet or CSV files registered with the service by placing them in one
- * directory, `FLOAT_SOURCES_DIR` (default `DATA_DIR/float-sources`, config.ts). The file `prices.parquet`
- * (or `prices.csv`, `prices.csv.gz`) is the source `prices`; its time column is the one named
- * `ds`, `date`, `time`, `timestamp` or `datetime` (any case), else its first column, and must hold
- * dates or timestamps; every numeric column is a `column` a request may name.
- *
- * Files are read through DuckDB. The forecast planner is synchronous, so reads go to a DuckDB
- * worker thread and this thread waits for the answer (Atomics.wait); answers are cached per file
- * version (path, size, modification time), so a source is read once until it changes.
+ * Float data sources: Parquet or CSV files placed in `FLOAT_SOURCES_DIR` (config.ts); the file
+ * `prices.parquet` (or `.csv`, `.csv.gz`) is the source `prices`, its time column found by name, its
+ * numeric columns the `column`s a request may name (docs/api.md, "Covariates"). The planner is
+ * synchronous, so reads go to a DuckDB worker thread and this thread waits (Atomics.wait); answers
+ * are cached per file version (path, size, modification time).
  */
 
 const EXTENSIONS = ['.parquet', '.csv.gz', '.csv'] as const;

@@ -2,14 +2,11 @@ import type { FloatSeries } from './float-sources.ts';
 import type { StepPeriods } from '../periods.ts';
 
 /**
- * A float data source's column placed on a series' steps: the mean of the source's rows whose
- * time falls in the step's stretch (a daily source on a weekly series gives weekly means), else
- * the latest row before the stretch (a daily source on an hourly series repeats the day's value
- * through the day, and the last row is carried past the source's end). Before the source's first
- * row a step is missing (NaN). Null values in the file are missing rows.
- *
- * A float source is taken as known in advance (plans, prices, weather forecasts): its values are
- * used through the forecast horizon like `future_variables`.
+ * A float data source's column placed on a series' steps: the mean of the source's rows whose time
+ * falls in the step's stretch, else the latest row before it (carried past the source's end);
+ * missing (NaN) before the source's first row, and null values are missing rows. A float source is
+ * known in advance (plans, prices, weather forecasts), so its values run through the horizon like
+ * `future_variables` (docs/decisions/041-generated-covariates.md).
  */
 export function floatCovariate(source: FloatSeries, periods: StepPeriods): Float64Array {
   const times: number[] = [];

@@ -1,14 +1,9 @@
 /**
  * Loader for the European Central Bank's euro foreign exchange reference rates shipped in this
- * folder (`ecb-eurofxref-hist.csv.gz`, see README.md beside it).
- *
- * The file is the ECB's own "eurofxref-hist" download: one row per TARGET business day, newest
- * first, a `Date` column then one column per currency holding the units of that currency one euro
- * buys, `N/A` where the ECB published no rate for it that day (before a currency was quoted,
- * after it was withdrawn, and the Icelandic krona's 2008-2018 gap). Each line ends with a comma.
- *
- * Read synchronously once per process (about 7,000 rows) and kept: the forecast planner that
- * uses it is synchronous.
+ * folder (`ecb-eurofxref-hist.csv.gz`, the ECB's own "eurofxref-hist" download; see README.md beside
+ * it): one row per TARGET business day, newest first, a `Date` column then the units of each
+ * currency one euro buys, `N/A` where the ECB published none. Read synchronously once per process
+ * and kept: the forecast planner that uses it is synchronous.
  */
 import fs from 'node:fs';
 import { constants, gunzipSync } from 'node:zlib';
@@ -77,7 +72,7 @@ export function parseEcbCsv(text: string, source = 'ECB CSV'): EcbRates {
 
 /**
  * The currencies of the shipped file, from its header line alone (the request schema lists them
- * at start; parsing every rate takes a few hundred milliseconds, which only a forex request pays).
+ * at start; parsing every rate takes much longer, which only a forex request pays).
  */
 export function ecbCurrencyCodes(): string[] {
   const file = fs.openSync(ecbPath(), 'r');

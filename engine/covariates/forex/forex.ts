@@ -8,19 +8,9 @@ import { ecbCurrencyCodes, loadEcbRates, type CurrencyRates } from './ecb-rates.
 /**
  * The `forex` covariate: units of `target` one unit of `base` buys, from the ECB euro reference
  * rates shipped in this folder (cross rates through the euro: target-per-euro / base-per-euro).
- *
- * Fill rules: a day without a published rate (weekends, TARGET closing days, a currency's gaps
- * such as the krona's 2008-2018) takes the latest earlier published rate; so do days after a
- * currency's last rate (a currency replaced by the euro keeps its conversion rate; the rouble,
- * suspended on 2022-03-01, keeps its last rate) and days after the file ends. A day before a
- * currency's first rate has none, and a request that needs one is refused (422).
- *
- * The ECB publishes around 16:00 CET, so a sub-daily step takes the rate of its day from 16:00
- * of the index's wall clock on, and the previous rate before. A daily step takes its day's rate;
- * weekly and longer steps the mean over their days.
- *
- * Exchange rates are not known in advance: the planner hands this covariate to models as a
- * historical variable, cut at each forecast creation date like `hist_variables`.
+ * Exchange rates are not known in advance, so models get it as a historical variable, cut at each
+ * creation date (docs/decisions/041-generated-covariates.md). How days and steps take their rate:
+ * `forexColumn`; a series that starts before a currency's first rate is refused (422).
  */
 
 const PUBLICATION_HOUR_MS = 16 * 3_600_000;
@@ -82,6 +72,14 @@ function perEuroAsOf(c: CurrencyRates | null, day: number): number {
   return c.perEuro[lo];
 }
 
+/**
+ * The column over the steps. A day without a published rate (weekends, TARGET closing days, a
+ * currency's gaps) takes the latest earlier published rate; so do days after a currency's last
+ * rate (a currency replaced by the euro keeps its conversion rate; the rouble, suspended on
+ * 2022-03-01, keeps its last rate) and days after the file ends. The ECB publishes around 16:00
+ * CET, so a sub-daily step takes the rate of its day from 16:00 of the index's wall clock on, and
+ * the previous rate before. A daily step takes its day's rate; weekly and longer steps the mean.
+ */
 function forexColumn(base: string, target: string, periods: StepPeriods, freq: Freq): Float64Array {
   const ecb = loadEcbRates();
   const currency = (code: string) => (code === 'EUR' ? null : (ecb.currencies.get(code) ?? null));

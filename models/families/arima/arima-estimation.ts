@@ -1,17 +1,9 @@
 /**
- * One ARIMA(p,d,q)(P,D,Q)m fit with optional regressors, by the rules of R's stats::arima:
- *
- * - "CSS": minimise the conditional sum of squares;
- * - "ML": maximise the exact Kalman-filter likelihood, AR blocks optimised through the
- *   partial-autocorrelation transform (so every trial point is stationary), MA polynomials
- *   flipped to invertible afterwards;
- * - "CSS-ML" (default): ML started from the CSS optimum.
- *
- * Regressors (an intercept when there is no differencing, a drift column, user columns) enter as
- * regression with ARIMA errors: y_t - x_t' beta follows the ARIMA model. Their starting values
- * come from least squares on the differenced data, and their standard errors set the optimiser's
- * scale. The covariance of the estimates is the inverse numerical Hessian (delta method through
- * the transform); a fit whose Hessian cannot be inverted fails, as in R.
+ * One ARIMA(p,d,q)(P,D,Q)m fit with optional regressors, by the rules of R's stats::arima: "CSS",
+ * "ML" (the exact Kalman-filter likelihood, AR blocks through the partial-autocorrelation
+ * transform so every trial point is stationary, MA flipped to invertible afterwards) or "CSS-ML"
+ * (the default: ML from the CSS optimum). Regressors enter as regression with ARIMA errors. A fit
+ * whose numerical Hessian cannot be inverted fails, as in R.
  */
 import { congruence, invert } from '../../numerics/linalg.ts';
 import { minimizeBfgs, numericHessian, type OptimResult } from './bfgs.ts';
@@ -127,7 +119,13 @@ function coefficientCovariance(H: Float64Array, k: number, nUsed: number, A: Flo
   return congruence(inv, A, k);
 }
 
-/** Fits the model (stats::arima). Throws ArimaFitError (or an optimiser/solver error) on failure. */
+/**
+ * Fits the model (stats::arima). Throws ArimaFitError (or an optimiser/solver error) on failure.
+ * Regressors (an intercept when there is no differencing, a drift column, user columns): y_t - x_t'
+ * beta follows the ARIMA model; their starting values come from least squares on the differenced
+ * data, and their standard errors set the optimiser's scale. The covariance of the estimates is the
+ * inverse numerical Hessian (delta method through the transform).
+ */
 export function fitArima(y: ArrayLike<number>, opts: ArimaOptions): ArimaFit {
   const o = opts.orders;
   const x = Float64Array.from(y as ArrayLike<number>);

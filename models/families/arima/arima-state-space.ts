@@ -1,17 +1,8 @@
 /**
  * The state-space form of an ARIMA model that the Kalman filter (kalman.ts) runs, the form of
- * Harvey (1989) / Durbin & Koopman (2001) that R's arima() uses:
- *
- *   state  = (ARMA block of size r = max(p, q + 1), then the last d' = d + mD undifferenced values)
- *   ARMA block: alpha_t = [phi | shift] alpha_{t-1} + (1, theta) e_t
- *   y_t    = alpha_t[0] + sum_k delta_k * (lagged y)_k      (delta: the differencing polynomial)
- *
- * The ARMA block starts from its stationary covariance (computed as Gardner, Harvey & Phillips
- * 1980, algorithm AS 154); the differencing states start diffuse (variance kappa = 1e6), and the
- * observations whose prediction variance is still >= 1e4 are left out of the likelihood.
- *
- * The model's matrices are column-major, entry (i, j) of an n x n matrix at i + n * j. The
- * transition matrix is also kept as sparse rows (transitionRows), whose known zeros the filter skips.
+ * Harvey (1989) / Durbin & Koopman (2001) that R's arima() uses: the ARMA block of size
+ * r = max(p, q + 1), then the last d + mD undifferenced values. Matrices are column-major (entry
+ * (i, j) of an n x n matrix at i + n * j); the transition matrix is also kept as sparse rows.
  */
 
 import { stationaryCovariance } from './stationary-covariance.ts';
@@ -60,7 +51,14 @@ export function differencingPolynomial(d: number, D: number, m: number): Float64
   return delta;
 }
 
-/** Builds the state-space model (R's makeARIMA) with the filter at its initial state. */
+/**
+ * Builds the state-space model (R's makeARIMA) with the filter at its initial state:
+ *   ARMA block: alpha_t = [phi | shift] alpha_{t-1} + (1, theta) e_t
+ *   y_t = alpha_t[0] + sum_k delta_k * (lagged y)_k      (delta: the differencing polynomial)
+ * The ARMA block starts from its stationary covariance (Gardner, Harvey & Phillips 1980, AS 154);
+ * the differencing states start diffuse (variance kappa = 1e6), and the observations whose
+ * prediction variance is still >= 1e4 are left out of the likelihood.
+ */
 export function makeStateSpace(phi: Float64Array, theta: Float64Array, delta: Float64Array): ArimaStateSpace {
   const p = phi.length;
   const q = theta.length;

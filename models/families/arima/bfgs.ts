@@ -1,13 +1,9 @@
 /**
- * Variable-metric (BFGS) minimiser with central-difference gradients, following the method of
- * J.C. Nash, "Compact Numerical Methods for Computers" (algorithm 21) as R's optim(method =
- * "BFGS") uses it: backtracking line search (step x0.2, Armijo constant 1e-4), inverse-Hessian
- * update skipped when the curvature condition fails, restart every 2n gradients, and stopping
- * on a relative change of the objective below reltol. Keeping the same rules matters: the
- * search compares models by where this optimiser stops, not by the true optimum.
- *
- * Parameters are scaled by `parscale` (the optimiser sees par / parscale); the finite-difference
- * step ndeps applies in that scaled space, as in optim.
+ * Variable-metric (BFGS) minimiser with central-difference gradients, as R's optim(method = "BFGS")
+ * runs J.C. Nash's algorithm 21: backtracking line search (step x0.2, Armijo constant 1e-4), update
+ * skipped when the curvature condition fails, restart every 2n gradients, stop on a relative change
+ * below reltol. Parameters are scaled by `parscale`, and ndeps applies in that space, as in optim.
+ * The same rules matter: the search compares models by where this optimiser stops.
  */
 
 export class OptimError extends Error {

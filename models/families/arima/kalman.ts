@@ -1,13 +1,9 @@
 /**
  * Exact Gaussian likelihood of an ARIMA model by the Kalman filter over its state-space form
- * (arima-state-space.ts), as R's arima() computes it: the observations whose prediction variance is
- * still >= 1e4 (the diffuse start of the differencing states) are left out of the likelihood.
- *
- * The filter works on lower triangles stored by slots (slot-covariance.ts), skips the known zeros
- * of the transition matrix, stops updating the covariance once it has converged, and, when only
- * the likelihood is wanted, switches to the Chandrasekhar recursions (chandrasekhar.ts). A run
- * can record its gains, which depend on the model and not on the data: kalmanReplay then filters
- * other data through the same model by the state recursion alone, to the same rounding.
+ * (arima-state-space.ts), as R's arima() computes it: observations whose prediction variance is
+ * still >= 1e4 (the diffuse start of the differencing states) are left out. `kalmanReplay` filters
+ * other data through a recorded run's gains (they depend on the model, not the data), to the same
+ * rounding.
  */
 
 import { CHANDRA_ATTEMPTS, CHANDRA_RETRY, chandraScratch, chandrasekharStep, factorIncrement } from './chandrasekhar.ts';
@@ -143,6 +139,12 @@ function predictState(
   }
 }
 
+/**
+ * The likelihood sums of `y`. The filter works on lower triangles stored by slots
+ * (slot-covariance.ts), skips the known zeros of the transition matrix, stops updating the
+ * covariance once it has converged, and, when only the likelihood is wanted, switches to the
+ * Chandrasekhar recursions (chandrasekhar.ts). It can record its gains for kalmanReplay.
+ */
 export function kalmanLikelihood(y: ArrayLike<number>, ss: ArimaStateSpace, resid?: Float64Array, opts: FilterOptions = {}): LikelihoodSums {
   const n = y.length;
   const fast = opts.sumsOnly === true && resid === undefined;

@@ -1,17 +1,8 @@
 /**
  * Automatic ARIMA order selection: the stepwise search of Hyndman & Khandakar (2008, J. Stat.
- * Software 27(3)) with the defaults and the variations of forecast::auto.arima (version 8.x):
- *
- * - d from repeated KPSS tests, D from the STL seasonal strength (> 0.64), never more than one;
- * - start from ARIMA(2,d,2)(1,D,1) (smaller for very short series), the white noise, AR(1)
- *   and MA(1) (seasonal when possible) models, then move one or two orders at a time among
- *   the neighbours, taking any improvement at once, up to 94 models;
- * - a constant (mean, or drift when d + D = 1) is tried on and off;
- * - models whose AR or MA roots come within 1.01 of the unit circle, or whose coefficient
- *   covariance has a negative variance, are refused;
- * - for long (n > 150) or highly seasonal (m > 12) series the search compares CSS fits through
- *   an approximate AICc (with an offset from the white-noise likelihood), then refits the best
- *   candidates by maximum likelihood in order until one succeeds.
+ * Software 27(3)) with the defaults and the variations of forecast::auto.arima (version 8.x).
+ * Whether long or highly seasonal series are compared through an approximation:
+ * docs/decisions/006-aarima-keeps-r-approximation.md.
  */
 import { withDrift, AutoArimaError, type AutoArimaModel, type AutoArimaOptions, type InformationCriterion } from './auto-arima-model.ts';
 import { scoreModel, type Candidate } from './candidates.ts';
@@ -20,7 +11,19 @@ import { fitArima } from './arima-estimation.ts';
 import type { ArmaOrders } from './transform.ts';
 import { isConstant } from './unit-root.ts';
 
-/** Selects and fits the model, as auto.arima(y) with stepwise = TRUE. */
+/**
+ * Selects and fits the model, as auto.arima(y) with stepwise = TRUE:
+ * - d from repeated KPSS tests, D from the STL seasonal strength (> 0.64), never more than one;
+ * - start from ARIMA(2,d,2)(1,D,1) (smaller for very short series), the white noise, AR(1)
+ *   and MA(1) (seasonal when possible) models, then move one or two orders at a time among
+ *   the neighbours, taking any improvement at once, up to 94 models;
+ * - a constant (mean, or drift when d + D = 1) is tried on and off;
+ * - models whose AR or MA roots come within 1.01 of the unit circle, or whose coefficient
+ *   covariance has a negative variance, are refused;
+ * - with the approximation (by default for n > 150 or m > 12) the search compares CSS fits
+ *   through an approximate AICc (with an offset from the white-noise likelihood), then refits the
+ *   best candidates by maximum likelihood in order until one succeeds.
+ */
 export function autoArima(y: ArrayLike<number>, opts: AutoArimaOptions): AutoArimaModel {
   const x = Float64Array.from(y as ArrayLike<number>);
   const n = x.length;

@@ -1,16 +1,17 @@
 /**
- * Stationary covariance Q0 of the ARMA block of the state vector (Gardner, Harvey & Phillips
- * 1980, algorithm AS 154, the "Gardner1980" initialisation of R's arima): the r(r+1)/2 distinct
- * entries of Q0 = T Q0 T' + R R' are the solution of a linear system, built one equation per
- * entry and solved by square-root-free Givens rotations (Gentleman 1973) then back-substitution.
- *
- * Each equation has at most five non-zero coefficients, and for seasonal models nearly all of
- * the triangular factor stays zero, so rows are kept sparse: only the positions where the
- * equation or the factor row is non-zero are visited. Skipping the others changes nothing, as
- * every skipped update is 0 - x * 0 or c * 0 + s * 0. The unknowns are ordered as AS 154 does
- * (first column of Q0 last), so the arithmetic, and any rounding, is that of the dense algorithm.
+ * Stationary covariance Q0 of the ARMA block of the state vector (Gardner, Harvey & Phillips 1980,
+ * algorithm AS 154, the "Gardner1980" initialisation of R's arima): the distinct entries of
+ * Q0 = T Q0 T' + R R' solve a linear system, one equation per entry, by square-root-free Givens
+ * rotations (Gentleman 1973) then back-substitution. Rows are kept sparse, and the unknowns ordered
+ * as AS 154 does, so the arithmetic and its rounding are those of the dense algorithm (see Workspace).
  */
 
+/**
+ * Each equation has at most five non-zero coefficients, and for seasonal models nearly all of the
+ * triangular factor stays zero, so only the positions where the equation or the factor row is
+ * non-zero are visited. Skipping the others changes nothing, as every skipped update is 0 - x * 0
+ * or c * 0 + s * 0. The unknowns are ordered as AS 154 does (first column of Q0 last).
+ */
 interface Workspace {
   np: number;
   /** Current equation (dense, zero outside the positions flagged in `bits`). */

@@ -1,11 +1,9 @@
 /**
- * Parameter maps between the optimiser's unconstrained space and ARMA coefficients.
- *
- * The optimiser of the exact likelihood works on partial autocorrelations squashed by tanh, so
- * every point it visits is a stationary AR polynomial (Jones 1980; Monahan 1984). The map is the
- * Durbin-Levinson recursion run forwards; its inverse runs it backwards. The same backward
- * recursion (the Schur-Cohn step-down test) tells whether a polynomial has all its roots outside
- * a circle, which is all the root checks of auto.arima need.
+ * Parameter maps between the optimiser's unconstrained space and ARMA coefficients: partial
+ * autocorrelations squashed by tanh, so every point the exact likelihood's optimiser visits is a
+ * stationary AR polynomial (Jones 1980; Monahan 1984). The map is the Durbin-Levinson recursion run
+ * forwards, its inverse backwards; the backward recursion (Schur-Cohn) also answers auto.arima's
+ * root checks.
  */
 
 /** Orders of an ARIMA(p,d,q)(P,D,Q)m model in the layout stats::arima calls `arma`. */

@@ -1,15 +1,9 @@
 /**
- * CES's predictive spread, as statsforecast's AutoCES defines it, without its sampling noise.
- *
- * The reference (`_simulate_pred_intervals`) draws 5,000 paths: each adds independent N(0, sigma2)
- * noise to every entry of the final state matrix, runs the mean forecast from the perturbed states
- * and takes the paths' empirical quantiles. That forecast is linear in the m state rows it starts
- * from (the fed-back error is zero), so each path's step-h value is the mean forecast plus a
- * weighted sum of independent normals: exactly normal, with variance sigma2 times the sum of the
- * squared weights. We compute those weights (the forecast's response to a unit change of each
- * starting state) and return the normal quantiles the reference's simulation converges to, which
- * makes them deterministic and cheap; the reference's own bounds scatter around them by its
- * Monte Carlo error (about 2.5% of a standard deviation for an 80% bound).
+ * CES's predictive spread as statsforecast's AutoCES defines it, without its sampling noise. The
+ * reference's paths from normally perturbed final states are exactly normal around the mean
+ * forecast (it is linear in its starting states), so this returns the normal quantiles they converge
+ * to, from the forecast's response to a unit change of each starting state. Why:
+ * docs/decisions/009-ces-follows-autoces.md.
  */
 import type { CesFit } from './ces-estimation.ts';
 import { forecastFrom, type StateMatrix } from './recursion.ts';

@@ -1,13 +1,9 @@
 /**
  * CES's starting point, as statsforecast's `initstate` and `initparamces` set it: initial states
- * from the first observations (and, for the seasonal variants P and F, the additive classical
- * decomposition's seasonal figure), and the optimiser's starting parameters and box.
- *
- * Means are taken the way numpy takes them (pairwise summation in blocks of eight), and the
- * seasonal figure the way statsmodels' `seasonal_decompose` computes it (pandas' nanmean over each
- * position of the cycle, missing ends counted as zeros in the sum), so the initial states agree
- * with the reference's to the last bit but for the moving average's dot products (numpy hands
- * them to BLAS, whose summation order we do not copy; that costs an ulp of the trend).
+ * from the first observations (and, for P and F, the classical decomposition's seasonal figure),
+ * and the optimiser's starting parameters and box. Means and the seasonal figure are summed as
+ * numpy and statsmodels sum them, so the states agree with the reference's to the last bit but for
+ * the moving average's BLAS dot products, whose order is not copied.
  */
 import { COMPONENTS, stateMatrix, type CesParameters, type CesVariant, type StateMatrix } from './recursion.ts';
 

@@ -1,19 +1,8 @@
 /**
- * Complex Exponential Smoothing's state-space recursion (Svetunkov and Kourentzes), as
- * statsforecast 2.1.1 runs it (its C++ `cesupdate`, `cesfcst`, `cescalc`), step for step and
- * with the same floating-point operations in the same order, so that fitted parameters and
- * forecasts agree with the reference to the last bits.
- *
- * The complex level is the pair (l, c) = states[., 0..1], updated from the one-step error e by
- *   l' = l - (1 - a1) c + (a0 - a1) e,    c' = l + (1 - a0) c + (a0 + a1) e,
- * i.e. the complex smoothing parameter a0 + i a1. The four variants differ in their season:
- *   N  no season (lag 1 throughout),
- *   S  "simple" season: the complex level itself is lagged by m (one level per season position),
- *   P  "partial": a real seasonal component (column 2) at lag m, smoothed by b0,
- *   F  "full": a complex seasonal pair (columns 2..3) at lag m, smoothed by b0 + i b1.
- *
- * States live in one row-major matrix of n + 2m rows: m initial rows, one row per observation,
- * then m trailing rows (the forecast of the next season, which the backward pass starts from).
+ * Complex Exponential Smoothing's state-space recursion (Svetunkov and Kourentzes), as statsforecast
+ * 2.1.1 runs it (its C++ `cesupdate`, `cesfcst`, `cescalc`), step for step and with the same
+ * floating-point operations in the same order, so that fitted parameters and forecasts agree with
+ * the reference to the last bits. The variants N, S, P and F differ in their season (`stateMatrix`).
  */
 
 export type CesVariant = 'N' | 'S' | 'P' | 'F';
@@ -49,6 +38,17 @@ export interface StateMatrix {
   season: number;
 }
 
+/**
+ * The state matrix of a variant: n + 2m rows of `COMPONENTS[variant]` columns, row-major (m
+ * initial rows, one row per observation, then m trailing rows: the forecast of the next season,
+ * which the backward pass starts from). The complex level is (l, c) = columns 0..1, updated from
+ * the one-step error e by l' = l - (1 - a1) c + (a0 - a1) e, c' = l + (1 - a0) c + (a0 + a1) e,
+ * i.e. the complex smoothing parameter a0 + i a1. The variants' seasons:
+ *   N  no season (lag 1 throughout),
+ *   S  "simple" season: the complex level itself is lagged by m (one level per season position),
+ *   P  "partial": a real seasonal component (column 2) at lag m, smoothed by b0,
+ *   F  "full": a complex seasonal pair (columns 2..3) at lag m, smoothed by b0 + i b1.
+ */
 export function stateMatrix(variant: CesVariant, m: number, rows: number): StateMatrix {
   const k = COMPONENTS[variant];
   return { values: new Float64Array(rows * k), k, m, season: CODE[variant] };
@@ -109,7 +109,7 @@ export function forecastFrom(s: StateMatrix, i: number, p: CesParameters, h: num
  * `cescalc_pass`: one filtering pass over y (forward or, with y reversed, backward), writing the
  * one-step errors into e; returns their sum of squares, or NA. This is `oneStep` then `update`
  * inlined, with the coefficients (1 - a1, a0 - a1, ...) taken out of the loop: the same doubles
- * and operations as the reference, about twice as fast. The reference also accumulates
+ * and operations as the reference, faster. The reference also accumulates
  * 1..nmse-step errors here (its `amse`), a statistic nothing downstream of AutoCES uses; we skip it.
  */
 function pass(y: Float64Array, s: StateMatrix, p: CesParameters, e: Float64Array): number {

@@ -9,8 +9,8 @@ import type { Combination, EnsembleIntervals } from '../../contract/model-interf
 /**
  * `mean`: equal weights. `median`: the members' median at each step (robust to one member gone
  * wrong). `weighted`: weights inversely proportional to each member's mean squared error over the
- * validation windows (Bates and Granger's combination): on M4 Hourly and Weekly it beat equal
- * weights, the median, inverse absolute errors and picking the best member (BENCHMARKS.md).
+ * validation windows (Bates and Granger's combination), the long-series default. Why each profile
+ * combines as it does: docs/decisions/004-ensemble-profile-per-series.md.
  */
 export const COMBINATIONS: readonly Combination[] = ['mean', 'median', 'weighted'];
 

@@ -1,12 +1,9 @@
 /**
  * Box-constrained minimisation for the one- and two-parameter sum-of-squares problems of the
  * short-series fallback, in the manner of R's `optim(method = "L-BFGS-B")` with its default
- * controls: central-difference gradients with step 1e-3 (one-sided at a bound), a first step to
- * the projection of x - g (the generalized Cauchy point with an identity Hessian), then projected
- * quasi-Newton steps, stopping when the relative reduction falls below factr * epsilon.
- *
- * This is not a port of L-BFGS-B: it follows the same first move and converges to the same kind
- * of point, so on these small smooth problems it lands in the same local minimum as R.
+ * controls: central-difference gradients (step 1e-3, one-sided at a bound), a first step to the
+ * projection of x - g, then projected quasi-Newton steps until the relative reduction falls below
+ * factr * epsilon. Not a port: on these small smooth problems it lands in R's local minimum.
  */
 
 export interface BoxResult {

@@ -1,20 +1,9 @@
 /**
  * Forecast means and variances of a fitted ETS model, in closed form, for the three model classes
- * of Hyndman, Koehler, Ord & Snyder (2008, ch. 6) that R's `forecast.ets` treats analytically:
- *
- *   class 1: additive error, additive/no trend and season (linear homoscedastic);
- *   class 2: multiplicative error, additive/no trend and season (linear, heteroscedastic);
- *   class 3: multiplicative error and season, additive/no trend.
- *
- * With R's defaults (no multiplicative trend, restricted combinations) every selectable model is
- * in one of these classes, so no simulation is ever needed.
- *
- * Two points where this deliberately follows R forecast 8.20 rather than textbook algebra:
- * - class 3 keeps R's mean (which includes the sigma^2 terms) and R's matrices, whose damped
- *   variant uses H1 = (1, 1) and F1 = [[1, 1], [0, phi]]: the point forecast of ETS(M,Ad,M) is
- *   then (l + (1 + phi + ... + phi^(h-1)) b) s rather than (l + (phi + ... + phi^h) b) s.
- * - class 1 puts gamma on the newest seasonal state, as the book and the current R forecast do
- *   (8.20 put it on the third state, which for models without trend is the wrong season).
+ * of Hyndman, Koehler, Ord & Snyder (2008, ch. 6) that R's `forecast.ets` treats analytically. With
+ * R's defaults every selectable model is in one of them, so no simulation is ever needed. Two
+ * deliberate choices between R forecast 8.20 and the textbook are stated at `predictive`; why R's
+ * formulas are kept: docs/decisions/008-aets-estimates-as-statsforecast.md.
  */
 import { ADDITIVE, MULTIPLICATIVE, NONE, type EtsFit } from './ets-types.ts';
 
@@ -245,6 +234,17 @@ function class3(fit: EtsFit, h: number): Predictive {
   return { mean, variance };
 }
 
+/**
+ * Means and variances for steps 1..h, by the model's class:
+ *   class 1: additive error, additive/no trend and season (linear homoscedastic);
+ *   class 2: multiplicative error, additive/no trend and season (linear, heteroscedastic);
+ *   class 3: multiplicative error and season, additive/no trend.
+ * Class 3 keeps R's mean (which includes the sigma^2 terms) and R's matrices, whose damped variant
+ * uses H1 = (1, 1) and F1 = [[1, 1], [0, phi]]: the point forecast of ETS(M,Ad,M) is then
+ * (l + (1 + phi + ... + phi^(h-1)) b) s rather than (l + (phi + ... + phi^h) b) s. Class 1 puts
+ * gamma on the newest seasonal state, as the book and the current R forecast do (8.20 put it on
+ * the third state, which for models without trend is the wrong season).
+ */
 export function predictive(fit: EtsFit, h: number): Predictive {
   const { error, season } = fit.spec;
   if (error === ADDITIVE && season !== MULTIPLICATIVE) return class1(fit, h);

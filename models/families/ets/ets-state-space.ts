@@ -1,13 +1,8 @@
 /**
  * The ETS innovations state-space recursion (Hyndman, Koehler, Ord & Snyder 2008, ch. 2) and its
- * concentrated Gaussian likelihood.
- *
- * This is the inner loop of estimation: Nelder-Mead calls it a couple of thousand times per
- * candidate model, so it allocates nothing and keeps the seasonal states in a ring buffer (one
- * write per step) instead of shifting an m-vector every observation.
- *
- * Arithmetic follows R forecast's `etscalc` operation by operation (same expressions, same
- * order, same guards against division by ~0), so that the optimiser sees the same surface.
+ * concentrated Gaussian likelihood: the inner loop of estimation, so it allocates nothing and keeps
+ * the seasonal states in a ring buffer. Arithmetic follows R forecast's `etscalc` operation by
+ * operation (same expressions, order and guards), so that the optimiser sees the same surface.
  */
 import * as kinds from './ets-types.ts';
 

@@ -1,12 +1,9 @@
 /**
- * The fallbacks R's `ets()` uses when a series is too short for likelihood estimation (or
- * constant): Holt-Winters style exponential smoothing with the first observations as initial
- * states and the smoothing parameters chosen by least squares (R's `HoltWintersZZ`, non-seasonal
- * branch). The result is reported as an ETS(A,N,N) or ETS(A,A,N) fit so the ordinary class 1
- * forecast formulas apply, exactly as R then forecasts it.
- *
- * Note R's Holt beta is the Holt-Winters one (b_t = beta (l_t - l_(t-1)) + (1 - beta) b_(t-1)) and
- * R passes it unchanged into the ETS variance formulas; so do we.
+ * The fallbacks R's `ets()` uses when a series is too short for likelihood estimation (or constant):
+ * Holt-Winters smoothing with the first observations as initial states and the parameters chosen
+ * by least squares (R's `HoltWintersZZ`, non-seasonal branch), reported as ETS(A,N,N) or ETS(A,A,N)
+ * so that the class 1 forecast formulas apply, as R then forecasts it. R's Holt beta (the
+ * Holt-Winters one) goes into the ETS variance formulas unchanged, as in R.
  */
 import { minimizeInBox } from './bounded-minimize.ts';
 import { ADDITIVE, NONE, specName, type EtsFit, type EtsSpec } from './ets-types.ts';

@@ -1,11 +1,8 @@
 /**
  * R's `initstate` heuristic: starting values for the level, slope and seasonal indices, which
- * Nelder-Mead then refines together with the smoothing parameters.
- *
- * Seasonal indices come from a classical decomposition when there are at least three seasons of
- * data, otherwise from the residuals of a linear trend + first Fourier pair regression (too few
- * seasons for moving averages). Level and slope come from the first max(10, 2m) observations of
- * the seasonally adjusted series.
+ * Nelder-Mead then refines with the smoothing parameters. Seasonal indices come from a classical
+ * decomposition given three seasons of data, else from a linear trend + first Fourier pair
+ * regression; level and slope from the first max(10, 2m) seasonally adjusted observations.
  */
 import { classicalSeasonal } from '../../numerics/classical-decomposition.ts';
 import { leastSquares } from './least-squares.ts';

@@ -1,19 +1,9 @@
 /**
  * Nelder-Mead simplex minimisation with the exact rules of R's `optim(method = "Nelder-Mead")`
  * (Nash 1990, Compact Numerical Methods, Algorithm 19), which R's `ets()` runs directly on the
- * unscaled vector (smoothing parameters followed by initial states).
- *
- * Following R rule for rule matters more than elegance here: for seasonal models the simplex has
- * ~30 vertices and the budget of 2000 evaluations usually runs out before convergence, so where
- * the search ends depends on every step taken. In particular:
- * - the initial simplex steps every coordinate by 10% of the largest |x0_i| (0.1 if x0 = 0);
- * - reflection 1, contraction 0.5, expansion 2; shrink towards the best vertex only when both the
- *   reflection and the contraction fail, and the search stops if a shrink does not reduce the
- *   simplex size;
- * - convergence when the spread of values is below intol * (|f(x0)| + intol), f(x0) being the
- *   value at the start (not the current best);
- * - the budget is checked after each iteration (so it may overrun by a few evaluations), and the
- *   answer is the vertex that was best at the top of the last iteration.
+ * unscaled vector (smoothing parameters followed by initial states). Rule for rule, because on
+ * seasonal models the evaluation budget usually runs out before convergence, so where the search
+ * ends depends on every step taken.
  */
 
 export interface NelderMeadOptions {
@@ -37,6 +27,17 @@ export interface NelderMeadResult {
 /** Thrown when the objective is not finite at the starting point (R errors out there too). */
 export class NonFiniteStartError extends Error {}
 
+/**
+ * Minimises `fn` from `x0` by R's rules:
+ * - the initial simplex steps every coordinate by 10% of the largest |x0_i| (0.1 if x0 = 0);
+ * - reflection 1, contraction 0.5, expansion 2; shrink towards the best vertex only when both the
+ *   reflection and the contraction fail, and the search stops if a shrink does not reduce the
+ *   simplex size;
+ * - convergence when the spread of values is below intol * (|f(x0)| + intol), f(x0) being the
+ *   value at the start (not the current best);
+ * - the budget is checked after each iteration (so it may overrun by a few evaluations), and the
+ *   answer is the vertex that was best at the top of the last iteration.
+ */
 export function nelderMead(fn: (x: Float64Array) => number, x0: ArrayLike<number>, options: NelderMeadOptions = R_NELDER_MEAD): NelderMeadResult {
   const n = x0.length;
   const n1 = n + 1;

@@ -1,21 +1,8 @@
 /**
  * Automatic model selection as R's `ets(y)` with its defaults (model "ZZZ"): fit every allowed
- * structure by maximum likelihood and keep the smallest AICc.
- *
- * Candidates, in R's order (ties go to the first): error A then M, trend N then A, season N, A,
- * M, damped before undamped. Excluded, as in R with restrict = TRUE and no multiplicative trend:
- * additive error with multiplicative season (infinite variance), anything multiplicative on data
- * that is not strictly positive, and seasonal models when m = 1, m > 24 or n <= m.
- *
- * Before that, two special routes of R: a constant series becomes simple exponential smoothing
- * with alpha = 0.99999 (flat forecast, zero variance), and a series of at most 6 observations
- * (too short to estimate even ETS(A,N,N) with its 4-observation margin) gets least-squares Holt
- * or simple smoothing, whichever leaves the smaller residual variance.
- *
- * With estimation `statsforecast`, each candidate is fitted as statsforecast's AutoETS fits it
- * (statsforecast-estimation.ts) and seasonal candidates are tried at any period, 52 weeks included, where R
- * drops the season above 24. The candidates, their order and the AICc rule are the same; so are
- * the two special routes (statsforecast has no answer for 6 observations or fewer).
+ * structure by maximum likelihood and keep the smallest AICc, with R's two special routes for
+ * constant and very short series. With estimation `statsforecast` each candidate is fitted as
+ * AutoETS fits it: docs/decisions/008-aets-estimates-as-statsforecast.md.
  */
 import { fitEtsBounded, SharedUpperBounds } from './statsforecast-estimation.ts';
 import { fitEts } from './r-estimation.ts';
@@ -80,6 +67,18 @@ export interface Selection {
   readonly candidates: ReadonlyArray<{ readonly method: string; readonly aicc: number }>;
 }
 
+/**
+ * The smallest-AICc fit among `candidateSpecs`: in R's order (ties go to the first), error A then
+ * M, trend N then A, season N, A, M, damped before undamped. Excluded, as in R with restrict = TRUE
+ * and no multiplicative trend: additive error with multiplicative season (infinite variance),
+ * anything multiplicative on data that is not strictly positive, and seasonal models when m = 1,
+ * m > 24 (R only; `statsforecast` tries any period) or n <= m.
+ *
+ * Before that, R's special routes (for both estimations): a constant series becomes simple
+ * exponential smoothing with alpha = 0.99999 (flat forecast, zero variance), and a series of at
+ * most 6 observations (too short for ETS(A,N,N) with its 4-observation margin) gets least-squares
+ * Holt or simple smoothing, whichever leaves the smaller residual variance.
+ */
 export function selectEts(y: Float64Array, m: number, estimation: EtsEstimation = 'r'): Selection {
   const n = y.length;
   if (n === 0) throw new NoModelError('empty history');

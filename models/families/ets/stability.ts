@@ -1,12 +1,9 @@
 /**
- * Is every root of a real polynomial inside the closed disc |z| <= radius?
- *
- * R answers this by computing all roots (Jenkins-Traub) on every likelihood evaluation of a
- * seasonal model. Computing roots is O(d^3) for us (companion eigenvalues), which would cost more
- * than the likelihood itself, so we use the Schur-Cohn step-down test instead: O(d^2), no roots.
- * Each step divides out one reflection coefficient k = p0/pd; all roots lie strictly inside the
- * unit circle iff every |k| < 1. Testing p(radius * w) moves R's tolerance (1 + 1e-10) into the
- * polynomial.
+ * Is every root of a real polynomial inside the closed disc |z| <= radius? By the Schur-Cohn
+ * step-down test (O(d^2), no roots) where R computes all roots on every likelihood evaluation of a
+ * seasonal model, which would cost more than the likelihood itself here. Each step divides out one
+ * reflection coefficient k = p0/pd; all roots lie strictly inside the unit circle iff every |k| < 1.
+ * Testing p(radius * w) moves R's tolerance (1 + 1e-10) into the polynomial.
  */
 
 /** Scratch, grown on demand: the test runs inside the optimiser loop. */

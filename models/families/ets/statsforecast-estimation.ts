@@ -1,14 +1,9 @@
 /**
- * Fitting one ETS structure as statsforecast's AutoETS does (its `etsmodel`): the same starting
- * values and initial states as R, but a different search. Nelder-Mead runs inside a box (each
- * trial point clamped into it, no admissibility test inside the objective), with adaptive
- * coefficients, at most 1,000 iterations and a stop once the simplex's values agree within 1e-4.
- *
- * The box is narrower than R's: beta may not exceed the starting alpha (0.2 / m on seasonal data)
- * and gamma not 1 minus it, and the objective is the likelihood alone. On long seasonal series
- * the search stops well before R's would; the parameters stay nearer their smooth starting
- * values, which forecasts better out of sample (M4 Hourly and Weekly, M3: BENCHMARKS.md) though
- * R's fits reach a higher likelihood.
+ * Fitting one ETS structure as statsforecast's AutoETS does (its `etsmodel`): R's starting values
+ * and initial states, but a different search. Nelder-Mead runs inside a box (trial points clamped,
+ * no admissibility test inside the objective), with adaptive coefficients, at most 1,000 iterations
+ * and a stop once the simplex's values agree within 1e-4. Its box caps beta and gamma by the
+ * starting alphas (SharedUpperBounds). Why it is the default: docs/decisions/008-aets-estimates-as-statsforecast.md.
  */
 import { nelderMead } from '../../numerics/bounded-nelder-mead.ts';
 import { initialState } from './initial-states.ts';
@@ -34,7 +29,8 @@ export class SharedUpperBounds {
 }
 
 /**
- * Fits `spec` to `y` (period `m`, used when the spec is seasonal). Null where statsforecast's
+ * Fits `spec` to `y` (period `m`, used when the spec is seasonal), the likelihood alone as the
+ * objective (no admissibility test inside it). Null where statsforecast's
  * `etsmodel` gives no model: starting values outside the region, too many parameters for the
  * data, or a likelihood that is not a number at the optimum.
  */

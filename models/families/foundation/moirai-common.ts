@@ -1,16 +1,9 @@
 /**
  * What Moirai 2.0 and Moirai-MoE share (uni2ts 2.0.0, gluonts 0.14): the input transform of their
- * gluonts predictors (`create_predictor`) and `_convert`'s packed sequence, identical in
- * `Moirai2Forecast` and `MoiraiMoEForecast` for one patch size, and the call of an exported graph
- * on packed sequences (tools/export/moirai2.py's input contract).
- *
- * Per series: the target as float32, missing values marked unobserved and filled by gluonts'
- * CausalMeanValueImputation; covariates' missing values 0 and unobserved (AddObservedValuesIndicator's
- * default); TFTInstanceSplitter's cut to the last `context_length` steps, left-padded with zeros
- * marked as padding. Then patches of `patch_size`: the target's context then forecast tokens,
- * known-future covariates (context then horizon tokens) and past-only covariates as extra
- * variates, with sample ids (0 for all-padding patches), time ids (counted from the first patch
- * with an observation) and variate ids.
+ * gluonts predictors, `_convert`'s packed sequence (identical in both for one patch size), and the
+ * call of an exported graph on packed sequences (tools/export/moirai2.py's input contract). Missing
+ * target values are filled by gluonts' causal mean; covariates are extra variates. Step by step:
+ * docs/foundation-models.md, "`moirai-2`".
  */
 import type { CovariateValue, ForecastTask } from '../../contract/model-interface.ts';
 import { ModelInputError } from '../../contract/model-interface.ts';

@@ -1,12 +1,8 @@
 /**
- * Moirai-MoE's predictive distribution (uni2ts 2.0.0): AffineTransformed(Mixture[StudentT,
- * Normal of fixed scale, NegativeBinomial, LogNormal], loc, scale), from the parameters the
- * exported graph gives per forecast step (tools/export/moirai_moe.py's channels). Its CDF, its
- * quantiles by bisection of the CDF, its mean, and draws from it.
- *
- * The parameterisations are uni2ts's: Student-t (df, loc, scale) as torch's; NegativeBinomial
- * (total_count r, logits l) is Poisson(Gamma(r, rate e^-l)), whose CDF at k is the regularized
- * incomplete beta I_p(r, k + 1) with p = sigmoid(-l); LogNormal (loc, scale) of log values.
+ * Moirai-MoE's predictive distribution (uni2ts 2.0.0): AffineTransformed(Mixture[StudentT, Normal
+ * of fixed scale, NegativeBinomial, LogNormal], loc, scale), from the parameters the exported graph
+ * gives per forecast step (tools/export/moirai_moe.py's channels): its CDF, its quantiles by
+ * bisection, its mean, and draws from it, in uni2ts's parameterisations.
  */
 
 /** One step's parameters: the graph's 14 channels (weights logits 0-3, components 4-11, loc 12, scale 13). */
@@ -105,7 +101,10 @@ export function studentTCdf(x: number, df: number, loc: number, scale: number): 
   return t > 0 ? 1 - tail : tail;
 }
 
-/** NegativeBinomial(total_count, logits) CDF at a real value: its counts up to floor(x). */
+/**
+ * NegativeBinomial(total_count r, logits l) CDF at a real value: its counts up to floor(x). It is
+ * Poisson(Gamma(r, rate e^-l)), whose CDF at k is I_p(r, k + 1) with p = sigmoid(-l).
+ */
 export function negativeBinomialCdf(x: number, totalCount: number, logits: number): number {
   if (x < 0) return 0;
   return incompleteBeta(totalCount, Math.floor(x) + 1, 1 / (1 + Math.exp(logits)));

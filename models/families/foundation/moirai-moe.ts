@@ -1,20 +1,10 @@
 /**
  * Moirai-MoE on ONNX Runtime: the pre-processing of the reference's gluonts predictor
- * (`MoiraiMoEForecast.create_predictor`, uni2ts 2.0.0; shared with moirai-2 in moirai-common.ts)
- * around an exported `MoiraiMoEModule.forward` that gives each forecast step's mixture
- * parameters (tools/export/moirai_moe.py; the distribution in moirai-mixture.ts).
- *
- * How the quantiles are produced. The reference draws `num_samples` paths: the first forecast
- * patch from the distribution at the last context token, then, patch after patch, each path's
- * draws are fed back as the target and the next patch is drawn from the distribution the network
- * gives that path; gluonts' SampleForecast then takes nearest-rank quantiles and the sample mean.
- * Here:
- *  - the first patch (`patch_size` steps) is the distribution itself: its quantiles by bisection of
- *    its CDF and its mean, deterministic (what the reference's samples estimate);
- *  - past it, the same roll-out of `num_samples` (manifest) paths, drawn with a generator seeded by
- *    the series' own values (so a series gets the same forecast alone, in any batch, thread or job
- *    chunk), with the reference's nearest-rank quantiles and sample mean over the paths. torch's
- *    random stream is not reproduced: these steps agree with the reference in distribution.
+ * (`MoiraiMoEForecast.create_predictor`, uni2ts 2.0.0; packing shared in moirai-common.ts) around an
+ * exported `MoiraiMoEModule.forward` that gives each step's mixture parameters (moirai-mixture.ts).
+ * The first patch's quantiles and mean are the distribution's own; past it, sampled paths as the
+ * reference, from a generator seeded by the series' values. Why, and how it is tested:
+ * docs/foundation-models.md, "`moirai-moe`".
  */
 import type { ForecastOutput, GlobalModel, ModelSettings, ForecastTask } from '../../contract/model-interface.ts';
 import { layoutGroups, packSequence, runPacked, type MoiraiInput, type Sequence } from './moirai-common.ts';

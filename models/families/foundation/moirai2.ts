@@ -1,21 +1,10 @@
 /**
  * Moirai 2.0 on ONNX Runtime: the pre- and post-processing of the reference's gluonts predictor
  * (`Moirai2Forecast.create_predictor`, uni2ts 2.0.0 with gluonts 0.14) around an exported
- * `Moirai2Module.forward` (tools/export/moirai2.py).
- *
- * Per series, as the predictor's input transform does it: the target as float32, missing values
- * marked unobserved and filled by gluonts' CausalMeanValueImputation; covariates' missing values
- * 0 and unobserved (AddObservedValuesIndicator's default); then TFTInstanceSplitter's cut to the
- * last `context_length` steps, left-padded with zeros marked as padding. Then
- * `Moirai2Forecast._convert`: patches of `patch_size`, the target's context then forecast tokens,
- * known-future covariates (context then horizon tokens) and past-only covariates as extra
- * variates, with sample ids (0 for all-padding patches), time ids (counted from the first patch
- * with an observation) and variate ids. Then `Moirai2Forecast.forward`: one call predicts
- * `num_predict_token` patches at the last context token; past that, every quantile path is fed
- * back as the target of a copy of the series (Q copies), and each further patch's quantiles are
- * torch.quantile's (linear rule) of the Q * Q values the copies predict.
- *
- * The point forecast is the 0.5 quantile, as gluonts' QuantileForecast.mean returns it.
+ * `Moirai2Module.forward` (tools/export/moirai2.py). Inputs are packed as moirai-common.ts does;
+ * one call predicts `num_predict_token` patches, and past that the reference's recursive
+ * multi-quantile roll-out runs. The point forecast is the 0.5 quantile. Step by step:
+ * docs/foundation-models.md, "`moirai-2`".
  */
 import type { ForecastOutput, ForecastTask, GlobalModel, ModelSettings } from '../../contract/model-interface.ts';
 import { layoutGroups, moiraiInput, packSequence, runPacked, type MoiraiInput } from './moirai-common.ts';

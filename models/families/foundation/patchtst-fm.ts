@@ -1,26 +1,10 @@
 /**
- * PatchTST-FM (IBM granite-tsfm) on ONNX Runtime: the pre- and post-processing of the reference's
- * `PatchTSTFMForPrediction.forward` called with a list of series (its `forecast_single_step`,
- * granite-tsfm 0.3.11) around an exported pass of the network (tools/export/patchtst_fm.py),
- * which holds the masked RevIN normalisation and its inverse itself.
- *
- * The reference forecasts by reconstruction: one window of `context_length` steps holds the
- * series' last values and `fl = max(horizon, min_forecast_length)` masked forecast slots, padded
- * on the left (the padding is masked too and kept out of the attention); the quantile head's
- * values over the slots are the forecast, the first `horizon` of them. The history kept is the
- * last `context_length - fl` values. Missing values (NaN) are masked like the slots: the same
- * pass imputes them. There is no roll-out: a horizon must leave at least one history step in the
- * window (horizon < context_length), else the task is refused; the reference cannot forecast it
- * either (both its entry points fail on a shape error there).
- *
- * The point forecast is the reference's `prediction_outputs`: the mean, the quantile function
- * integrated over the levels by trapezoids plus the two tails (level 0 to the first level at the
- * first value, the last level to 1 at the last value).
- *
- * The reference runs every series over the whole window; the graph takes only the trailing
- * patches a batch needs, with positions offset so the window still ends at `context_length`, as
- * the reference's tensor entry point prunes its padding: padding patches are masked from the
- * attention, so the forecast is the same.
+ * PatchTST-FM (IBM granite-tsfm 0.3.11) on ONNX Runtime: the pre- and post-processing of the
+ * reference's `PatchTSTFMForPrediction.forward` with a list of series around an exported pass of
+ * the network, RevIN included (tools/export/patchtst_fm.py). It forecasts by reconstruction: one
+ * window holds the history's last values and masked forecast slots; a horizon of `context_length`
+ * or more is refused, as the reference cannot forecast it. The point forecast is the reference's
+ * mean. Step by step: docs/foundation-models.md, "`patchtst-fm`" and "PatchTST-FM".
  */
 import { ModelInputError, type ForecastOutput, type ForecastTask, type GlobalModel, type ModelSettings } from '../../contract/model-interface.ts';
 import { mapQuantileSteps } from './quantiles.ts';

@@ -113,8 +113,8 @@ function increasing<T extends ArrayLike<number>>(values: T): T | Float64Array {
 
 /**
  * `values.sort()` in place, by insertion: a model's quantiles at one step are few and nearly in
- * order, where this is several times faster than the typed array's sort (measured on TimesFM
- * 2.0's crossing channels, `npm run bench -- onnx`). With a NaN among them the typed array's sort
+ * order, where this is faster than the typed array's sort (on TimesFM 2.0's crossing channels,
+ * `npm run bench -- onnx`). With a NaN among them the typed array's sort
  * (NaN last) is used, so the result is the same in every case.
  */
 export function sortIncreasing(values: Float64Array): Float64Array {

@@ -1,21 +1,10 @@
 /**
- * Reverso (the paper's reference code, github.com/shinfxh/reverso at 6904526) on ONNX Runtime:
- * the pre- and post-processing of the reference's forecasting pipeline, `ReversoPredictor.predict`
- * of its example/eval_gift.py (what its GIFT-Eval results ran), around an exported `Model.forward`
- * (tools/export/reverso_export.py), which holds the min-max normalisation and its inverse.
- *
- * Per series, as `_prepare_context_matrix` prepares it, in float32 like the reference:
- * - downsampling by `forecast_config.downsample_factor` k (the reference's per-dataset setting, 1
- *   by default): every k-th value from the first (`series[::k]`);
- * - the last `context_length` values, left-padded to it with the first value (missing or not);
- * - missing values (NaN) linearly interpolated by position (np.interp: flat beyond the first and
- *   last observed value); a window with one observed value takes it everywhere, none gives zeros.
- * Then `_decode_autoregressive`: the network forecasts `output_patch_size` (48) steps from the last
- * `context_length` values, appended to the window for the next call, until `horizon // k` steps;
- * with `forecast_config.flip_invariance` (the reference README's recommended evaluation) the
- * forecast is (f(x) - f(-x)) / 2; a downsampled forecast is interpolated back to `horizon` steps
- * (np.interp over linspace(0, 1, n)). The forecast is a point: the reference's SampleForecast
- * repeats it as every sample, so every requested quantile and the mean are the point forecast.
+ * Reverso (the paper's reference code, github.com/shinfxh/reverso at 6904526) on ONNX Runtime: the
+ * pre- and post-processing of its forecasting pipeline, `ReversoPredictor.predict` of
+ * example/eval_gift.py, around an exported `Model.forward`, min-max normalisation included
+ * (tools/export/reverso_export.py): downsampling, the padded and interpolated window, the
+ * autoregressive roll-out, optional flip invariance. The forecast is a point: the mean and every
+ * quantile equal it. Step by step: docs/foundation-models.md, "`reverso`" and "Reverso".
  */
 import { ModelInputError, type ForecastOutput, type ForecastTask, type GlobalModel, type ModelSettings } from '../../contract/model-interface.ts';
 import { requireHorizonInRange } from './horizon-range.ts';

@@ -1,12 +1,8 @@
 /**
  * The ensemble of `TabICLRegressor` (tabicl 2.2.0, `EnsembleGenerator` in _sklearn/preprocessing.py):
- * which feature orders and normalisations its members see, and the Yeo-Johnson normalisation.
- *
- * The members come from Python's `random` module seeded with `random_state` (42): Latin-square
- * feature orders (`Shuffler._latin_squares`, or `random.sample` orders past 4000 columns), shuffled
- * by a second generator of the same seed, each paired with every normalisation in turn, the first
- * `n_estimators` pairs kept. Python's generator (MT19937 seeded by `init_by_array`, `_randbelow`
- * by rejection on `getrandbits`) is reproduced here so that the orders are the reference's own.
+ * which feature orders and normalisations its members see, and the Yeo-Johnson normalisation. The
+ * orders come from Python's `random` module seeded with `random_state`, whose generator (MT19937,
+ * `_randbelow`) is reproduced so that they are the reference's own. docs/foundation-models.md, "TabICL".
  */
 
 /** Python's `random.Random(seed)` (CPython 3.x), the calls the ensemble makes. */

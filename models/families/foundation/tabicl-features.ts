@@ -1,19 +1,9 @@
 /**
  * The feature table of TabICL's forecasting pipeline (tabicl 2.2.0, `tabicl.forecast`), for one
- * series: what `TabICLForecaster.predict` builds before the regressor sees it.
- *
- * - Missing targets (`_impute_missing_targets`): a series with at most one observed value has its
- *   missing values set to 0; otherwise the rows of missing targets are dropped (their timestamps
- *   and covariates with them). Then the last `max_context_length` rows are kept
- *   (`_prepare_context`).
- * - The table: the kept history rows (training rows), then one row per horizon step (test rows).
- * - Columns, in the pipeline's order: the known-future covariates (the context frame's order),
- *   then the default temporal features `["index", "datetime", "periodic"]`:
- *   `IndexEncoder` (`running_index`: the row's position in the table), `DatetimeEncoder` (the
- *   year, then sin and cos of second, minute, hour, day of week, day of month, day of year, ISO
- *   week and month, 0-based, over periods 60, 60, 24, 7, 30.5, 366, 53 and 12) and
- *   `AutoPeriodicEncoder` (sin and cos of the row position over the periods FFT detects in the
- *   training targets, strongest first, then zero columns up to `max_top_k` pairs).
+ * series: what `TabICLForecaster.predict` builds before the regressor sees it (TabPFN-TS shares it
+ * with its own options). Missing targets as `_impute_missing_targets`; the kept history rows are the
+ * training rows, one row per horizon step the test rows; columns in the pipeline's order: covariates,
+ * then the index, datetime and FFT-detected periodic features. docs/foundation-models.md, "`tabicl`".
  */
 import { ModelInputError, type ForecastTask } from '../../contract/model-interface.ts';
 

@@ -1,15 +1,9 @@
 /**
  * `TabICLRegressor`'s preparation of a table (tabicl 2.2.0, `fit` and `predict` with
- * `EnsembleGenerator`), for the network (tools/export/tabicl_forecast.py):
- * - the target standardised (`StandardScaler`: population deviation, 1 where it is 0), in float32;
- * - missing features replaced by their training mean, 0 for a column never known (`SimpleImputer`);
- * - columns constant over the training rows dropped, the first kept if all are (`UniqueFeatureFilter`);
- * - per normalisation (`PreprocessingPipeline`): `CustomStandardScaler` (training mean, population
- *   deviation + 1e-6, clipped to +-100); for "power", sklearn's `PowerTransformer` (Yeo-Johnson,
- *   lambda by scipy's `yeojohnson_normmax`, then standardised); then `OutlierRemover` (bounds at
- *   `outlier_threshold` sample deviations around the mean, refitted without the values outside
- *   them; a value beyond a bound pulled to it plus log1p(|x|));
- * - per member: its normalisation's table with the columns in the member's order.
+ * `EnsembleGenerator`), for the network (tools/export/tabicl_forecast.py): the target standardised,
+ * missing features imputed, constant columns dropped, then per normalisation (none, or Yeo-Johnson
+ * "power") the clipped standard scaling and outlier removal, and per member its column order.
+ * Step by step: docs/foundation-models.md, "`tabicl`" ("Regressor preparation").
  */
 import type { FeatureTable } from './tabicl-features.ts';
 import { ensembleMembers, yeoJohnson, yeoJohnsonLambda } from './tabicl-ensemble.ts';

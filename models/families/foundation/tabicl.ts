@@ -1,21 +1,10 @@
 /**
- * TabICL (PyPI `tabicl` 2.2.0) on ONNX Runtime: the reference's forecasting pipeline
- * `tabicl.forecast.TabICLForecaster` with its defaults (max_context_length from the manifest,
- * temporal features index, datetime and periodic, the mean as the point) over `TabICLRegressor`
- * with the ensemble configuration of the manifest (the package's defaults: 8 members, Latin-square
- * feature orders, with and without the Yeo-Johnson transform), around an exported pass of the
- * network (tools/export/tabicl_forecast.py) that maps prepared tables to the raw quantiles of their
- * test rows.
- *
- * Each series is a table of its own (tabicl-features.ts): the history rows are the training rows,
- * one row per horizon step the test rows, so the whole horizon is one pass (no roll-out) and the
- * series of a request never meet. The regressor prepares it (tabicl-preprocess.ts) into one
- * table per ensemble member; the members of one normalisation share a network call.
- * Outputs (`TabICL.predict_stats` with `QuantileToDistribution`'s defaults), per member: the raw
- * quantiles at levels i / (Q + 1) sorted; the point is their mean; a requested level is read off
- * the linear interpolation between them, or off exponential tails fitted to the 20 outermost
- * levels beyond them; both in the standardised space, scaled back, then averaged over the members
- * (`TabICLRegressor.predict`).
+ * TabICL (PyPI `tabicl` 2.2.0) on ONNX Runtime: the reference's `TabICLForecaster` with its
+ * defaults over `TabICLRegressor` with the manifest's ensemble (the package's defaults), around an
+ * exported pass of the network (tools/export/tabicl_forecast.py) that maps prepared tables to the
+ * raw quantiles of their test rows. Each series is a table of its own (tabicl-features.ts), its
+ * horizon one pass; requested levels are read off each member's quantiles, then averaged. Step by
+ * step: docs/foundation-models.md, "`tabicl`" and "TabICL".
  */
 import type { ForecastOutput, ForecastTask, GlobalModel, ModelSettings } from '../../contract/model-interface.ts';
 import { featureTable } from './tabicl-features.ts';
@@ -32,9 +21,8 @@ const MAX_BETA = 100;
 const TAIL_QUANTILES = 20;
 /**
  * Ensemble members per network call, from the table's size: the exported in-context attention
- * materialises rows x training-rows scores per head and member (about 540 MB per member for the
- * released model's 8 heads at the 4096-row context), so long tables go one member at a time and
- * short ones share a call. The forecasts do not depend on it: each member is computed alone.
+ * materialises rows x training-rows scores per head and member, so long tables go one member at a
+ * time and short ones share a call. The forecasts do not depend on it: each member is computed alone.
  */
 const ATTENTION_CELLS_PER_CALL = 2 ** 24;
 

@@ -1,12 +1,8 @@
 /**
- * TabPFNRegressor's output (tabpfn 6.4.1, `predict` with the pipeline's `output_type="main"`):
- * each member's logits over the bar distribution's buckets, divided by the softmax temperature,
- * are read on that member's borders (the standard borders, or their inverse target transform,
- * repaired where it breaks: `transform_borders_one`), translated onto the standard borders by
- * linear interpolation of the distribution function (`translate_probs_across_borders`), averaged
- * over the members as probabilities, and read as quantiles on the borders scaled back to the
- * data (`BarDistribution.icdf`: linear within a bucket). Float32 where the package computes in
- * torch's float32.
+ * TabPFNRegressor's output (tabpfn 6.4.1, `predict` with the pipeline's `output_type="main"`): each
+ * member's tempered logits read on its own borders, carried onto the standard borders, averaged over
+ * the members as probabilities, and read as quantiles on the borders scaled back to the data
+ * (`BarDistribution.icdf`: linear within a bucket). Float32 where the package computes in float32.
  */
 import type { PowerScaler } from './tabpfn-ts-transforms.ts';
 import { invertSafePower } from './tabpfn-ts-transforms.ts';

@@ -1,18 +1,9 @@
 /**
- * `TabPFNRegressor`'s preparation of a feature table (tabpfn 6.4.1, v2 inference configuration),
- * in TypeScript because it is fitted to each table (the graph, tools/export/tabpfn_ts.py, starts
- * where the members' tables are ready):
- * - `fit`: modality detection (text columns of at most 30 values are categorical, and numeric
- *   ones of under 4 values once there are more than 100 training rows), text to ordinal codes
- *   (`clean_data`), the target standardised (population deviation + 1e-20);
- * - per ensemble member (`create_preprocessing_pipeline`), on the training rows then applied to
- *   all: constant columns dropped; "quantile_uni" members keep every column and append the
- *   uniform quantile transform of the numeric ones, encode very common categories ordinally in a
- *   shuffled order and append the SVD features; "safepower" members put the categorical columns
- *   first, Yeo-Johnson transform and standardise the numeric ones and one-hot encode the
- *   categories; both append the fingerprint column and shuffle the columns
- *   (`default_rng(seed).permutation`); the member's target is the standardised one, or its
- *   "safepower" transform.
+ * `TabPFNRegressor`'s preparation of a feature table (tabpfn 6.4.1, v2 inference configuration), in
+ * TypeScript because it is fitted to each table; the graph (tools/export/tabpfn_ts.py) starts where
+ * the members' tables are ready. `fit`'s cleaning (modalities, ordinal codes, the standardised
+ * target), then per ensemble member its "quantile_uni" or "safepower" pipeline, the fingerprint
+ * column and the seeded column shuffle. Step by step: docs/foundation-models.md, "`tabpfn-ts`".
  */
 import { ModelInputError } from '../../contract/model-interface.ts';
 import type { FeatureTable } from './tabicl-features.ts';

@@ -1,16 +1,9 @@
 /**
- * The column transforms of TabPFNRegressor's ensemble members (tabpfn 6.4.1 with its v2 inference
+ * The column transforms of TabPFNRegressor's ensemble members (tabpfn 6.4.1, v2 inference
  * configuration), each fitted on the training rows and applied to every row, in float64 as the
- * package computes them on the CPU (models/families/foundation/tabpfn-ts-preprocess.ts chains them):
- * - sklearn's `QuantileTransformer` to a uniform output (`quantile_uni`, numpy's linear
- *   percentiles and `np.interp`);
- * - the "safe" Yeo-Johnson power transform (`SafePowerTransformer`, scipy's lambda search) and
- *   the "safe" standard scaler around it (non-finite values to the training mean);
- * - the SVD features (`TruncatedSVD`, arpack: the leading right singular vectors of the scaled
- *   training rows, computed here from the symmetric eigenproblem by Jacobi rotations, signs as
- *   `svd_flip`);
- * - the fingerprint column (`AddFingerprintFeaturesStep`: SHA-256 of each row rounded to 12
- *   decimals).
+ * package computes them on the CPU: the uniform quantile transform, the "safe" Yeo-Johnson and
+ * standard scaling, the SVD features (by Jacobi rotations, not ARPACK) and the fingerprint column.
+ * tabpfn-ts-preprocess.ts chains them.
  */
 import { createHash } from 'node:crypto';
 import { symmetricEigenvectors } from '../../numerics/linalg.ts';

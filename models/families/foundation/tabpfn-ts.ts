@@ -1,25 +1,10 @@
 /**
  * TabPFN-TS (PyPI `tabpfn-time-series` 1.0.10 over `tabpfn` 6.4.1) on ONNX Runtime: the
- * reference's pipeline `TabPFNTSPipeline` with its defaults (max_context_length from the manifest,
- * features RunningIndexFeature, CalendarFeature and AutoSeasonalFeature, the median as the point)
- * over `TabPFNRegressor` with its defaults and a v2 checkpoint (8 members, softmax temperature
- * 0.9, probabilities averaged), around an exported pass of the network
- * (tools/export/tabpfn_ts.py) that maps members' prepared tables to the logits of their test rows.
- *
- * What runs where, and why:
- * - In the graph: `PerFeatureTransformer.forward` (the encoders' NaN indicators, mean imputation,
- *   standardisation on the training rows and empty-feature removal, the random feature
- *   embeddings, the attention layers, the decoder): fixed network arithmetic over the tables.
- * - In TypeScript: everything fitted to the series at hand, which the graph cannot hold: the
- *   features (tabicl-features.ts, with TabPFN-TS's calendar and every covariate column, text
- *   included), the regressor's cleaning and per-member preprocessing (tabpfn-ts-preprocess.ts:
- *   quantile and Yeo-Johnson transforms, categorical encodings, SVD features, the fingerprint
- *   column, numpy's seeded shuffles in tabpfn-ts-random.ts), the target transforms, and the bar
- *   distribution's post-processing (tabpfn-ts-bars.ts).
- *
- * Each series is a table of its own: history rows are the training rows, one row per horizon
- * step the test rows, so the whole horizon is one pass (no roll-out) and the series of a request
- * never meet. Members of equal width share a network call.
+ * reference's `TabPFNTSPipeline` with its defaults over `TabPFNRegressor` with a v2 checkpoint,
+ * around an exported pass of the network (tools/export/tabpfn_ts.py) that maps the members'
+ * prepared tables to the logits of their test rows. Each series is a table of its own, its
+ * horizon one pass. What runs in the graph and what in TypeScript, and why:
+ * docs/foundation-models.md, "`tabpfn-ts`" ("What runs where") and "TabPFN-TS".
  */
 import type { ForecastOutput, ForecastTask, GlobalModel, ModelSettings } from '../../contract/model-interface.ts';
 import { featureTable, type TableOptions } from './tabicl-features.ts';

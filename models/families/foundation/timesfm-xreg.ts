@@ -1,16 +1,9 @@
 /**
  * TimesFM's in-context regression on known-future covariates: the reference's
  * `forecast_with_covariates` (timesfm 3.0, timesfm.utils.xreg_lib) with its defaults, xreg_mode
- * "xreg + timesfm", targets normalised per input, ridge 0.
- *
- * One linear model is fitted over the whole set of series (their rows stacked): each target is
- * standardised by its own mean and spread, the numeric covariate columns by their mean and spread
- * over all context rows, a covariate with text values is one-hot encoded as sklearn's
- * OneHotEncoder(drop="first", handle_unknown="ignore") does (its context categories in sorted
- * order, the first dropped; a category the context never shows is a row of zeros), an intercept
- * is added, and the coefficients are the pseudo-inverse solution (XᵀX)⁺Xᵀy. TimesFM then forecasts each series' residual (standardised target minus the fit on
- * the context), and the fit over the horizon is added back to the point and every quantile
- * before the target's scale is restored.
+ * "xreg + timesfm", targets normalised per input, ridge 0. One linear model over the whole set of
+ * series (text covariates one-hot as sklearn's OneHotEncoder(drop="first")); TimesFM forecasts each
+ * residual, and the fit over the horizon is added back to the point and every quantile.
  */
 import { symmetricEigen } from '../../numerics/linalg.ts';
 import { creationTime, ModelInputError, type CovariateValue, type ForecastTask } from '../../contract/model-interface.ts';

@@ -1,25 +1,10 @@
 /**
  * TimesFM 2.0 on ONNX Runtime: the pre- and post-processing of the reference's
- * `TimesFmTorch.forecast` (timesfm 1.3, PyTorch backend) and its decoder's `decode` around an
- * exported forward of the network (tools/export/timesfm2.py), which normalises each series by its
- * first patch with at least three observed values itself.
- *
- * Per series, as `forecast` prepares it: leading missing values dropped, inner and trailing ones
- * filled by linear interpolation (the same rule as TimesFM 2.5), then the last `context_length`
- * values, left-padded with zeros marked as padding. Per batch, as `decode` does it: each step runs
- * the network on the last `context_length` values and appends the mean channel of the output patch
- * (its first `output_patch_len` steps) until the horizon is covered. The point forecast is the
- * median channel (`point_forecast_mode="median"`, the reference's default) or the mean channel;
- * a frequency class goes with every series: 0 up to daily, 1 weekly to quarterly, 2 yearly
- * (the reference's freq_map), 0 when the request has no frequency code (the reference's default).
- *
- * Known-future covariates go through the reference's `forecast_with_covariates` ("xreg + timesfm",
- * the same in-context regression as TimesFM 2.5's, timesfm-xreg.ts): one linear fit per set of
- * series with one horizon, covariate names and creation time, TimesFM on the residuals. The
- * reference returns the point forecast only then; the service also shifts every quantile channel
- * by the same fit, as TimesFM 2.5's reference does.
- *
- * Output channels: 0 the mean, then the manifest's quantile levels.
+ * `TimesFmTorch.forecast` (timesfm 1.3) and its decoder's `decode` around an exported forward of
+ * the network, which normalises by the first patch with three observed values (tools/export/timesfm2.py):
+ * missing values as TimesFM 2.5, the mean channel rolled out patch by patch, a frequency class per
+ * series, the median (default) or mean channel as the point, covariates through timesfm-xreg.ts.
+ * Output channels: 0 the mean, then the manifest's levels. Contract: docs/foundation-models.md.
  */
 import type { ForecastOutput, ForecastTask, GlobalModel, ModelSettings } from '../../contract/model-interface.ts';
 import { float32, int64, onnxModel, output, type Runner } from './onnx-session.ts';
@@ -35,6 +20,7 @@ export interface TimesFM2Input {
 
 const FREQUENCY_CLASS: Record<string, number> = { '10S': 0, min: 0, '5min': 0, '10min': 0, '15min': 0, '30min': 0, H: 0, D: 0, W: 1, M: 1, Q: 1, Y: 2 };
 
+/** The reference's freq_map; 0 when the request has no frequency code (the reference's default). */
 export const frequencyClass = (freq: string | undefined): number => (freq === undefined ? 0 : (FREQUENCY_CLASS[freq] ?? 0));
 
 /** The reference's forecast for series of one horizon: [series] -> point and channels [step]. */

@@ -1,24 +1,10 @@
 /**
  * TimesFM 2.5 on ONNX Runtime: the pre- and post-processing of the reference's
- * `TimesFM_2p5.forecast` and its compiled decode (timesfm 3.0, torch) around an exported forward
- * of the network (tools/export/timesfm2p5.py).
- *
- * Per series, as `forecast` prepares it: leading missing values dropped, inner and trailing ones
- * filled by linear interpolation, then the last `context_length` values (the compiled
- * max_context), left-padded with masked zeros. Per batch, as the compiled decode does it: an
- * optional global normalisation (over the padded context), per-patch running statistics that
- * normalise each patch, the autoregressive roll-out that feeds the median of the last output
- * patch back as input until the horizon is covered, the same on the negated series for flip
- * invariance, the continuous quantile head, the quantile-crossing fix and the positivity clamp.
- * The manifest's forecast_config holds the flags.
- *
- * The reference decodes with a key/value cache; here every roll-out step runs the whole
- * sequence again, which is the same computation (causal attention, each patch normalised by its
- * own statistics). Fully padded leading patches are not sent: they are masked out of attention
- * and positions, so the result does not change.
- *
- * Output channels: 0 the mean head, 1..9 the levels 0.1..0.9; the point forecast is channel 5,
- * the median, as the reference returns it.
+ * `TimesFM_2p5.forecast` and its compiled decode (timesfm 3.0) around an exported forward of the
+ * network (tools/export/timesfm2p5.py), with the flags of the manifest's forecast_config. The
+ * roll-out re-runs the whole sequence where the reference keeps a key/value cache: the same result.
+ * Output channels: 0 the mean head, 1..9 the levels 0.1..0.9; the point forecast is channel 5.
+ * Contract: docs/foundation-models.md, the contracts table and "Chronos-2 and TimesFM".
  */
 import type { ForecastOutput, ForecastTask, GlobalModel, ModelSettings } from '../../contract/model-interface.ts';
 import { ModelInputError } from '../../contract/model-interface.ts';
@@ -40,8 +26,8 @@ export type TimesFMForecast = ChannelForecast;
  * A history without missing values is returned itself, not a copy: callers read the result only.
  */
 export function fillMissing(history: Float64Array): Float64Array {
-  // The common case, in one plain pass (a loop: `some` with a callback per value costs several
-  // times more on long histories).
+  // The common case, in one plain pass (a loop: `some` with a callback per value costs more on
+  // long histories).
   let complete = true;
   for (let i = 0; i < history.length; i++) {
     if (Number.isNaN(history[i])) {

@@ -1,24 +1,10 @@
 /**
- * TiRex (NX-AI, xLSTM) on ONNX Runtime: the pre- and post-processing of the reference's
- * `ForecastModel.forecast` and `TiRexZero._forecast_tensor` (tirex-ts 1.4.2, defaults:
- * `max_accelerated_rollout_steps` 1, no resampling) around an exported single step of the
- * network (tools/export/tirex_zero.py), which holds the reference's scaler, the sLSTM blocks with
- * their bfloat16 recurrence, the quantile head and the inverse scaling.
- *
- * One network call forecasts the `patch_size` steps after a window of exactly `context_length`
- * values: the reference cuts a longer context to its last `context_length` values and pads a
- * shorter one on the left with NaN (`_adjust_context_length`); NaN, padding or missing, is the
- * model's own "not observed" input (a zero value with a zero mask), so missing values need no
- * imputation. Past one patch the reference rolls out by appending a patch of NaN to the context,
- * not its forecast, and forecasting again: the window of step k is the history followed by k
- * patches of NaN, cut to `context_length`. The steps therefore do not depend on one another and
- * every step of every series goes into the same batched calls. Once the horizon reaches past a
- * whole window of NaN (horizon > context_length) the window holds no observation and the
- * reference's scaler falls back to location 0 and scale 1: the service returns what the
- * reference returns there, too.
- *
- * The point forecast is the 0.5 level, as the reference's `_forecast_quantiles` returns it ("median
- * as mean"); requested levels between the model's are interpolated (quantiles.ts).
+ * TiRex (NX-AI, xLSTM, tirex-ts 1.4.2) on ONNX Runtime: the pre- and post-processing of the
+ * reference's `ForecastModel.forecast` and `TiRexZero._forecast_tensor` around an exported single
+ * step of the network, scaler and inverse scaling included (tools/export/tirex_zero.py). The
+ * roll-out appends NaN patches, not forecasts, so every step of every series goes into the same
+ * batched calls. The point forecast is the 0.5 level. Step by step: docs/foundation-models.md,
+ * "`tirex`" and "TiRex".
  */
 import { ModelInputError, type ForecastOutput, type ForecastTask, type GlobalModel, type ModelSettings } from '../../contract/model-interface.ts';
 import { mapQuantileSteps } from './quantiles.ts';
@@ -34,9 +20,8 @@ export interface TiRexForecast {
 
 /**
  * Windows per network call. The reference batches 512 series per call (`forecast`'s batch_size);
- * a window of the released model (2048 values, 64 patches through 12 sLSTM blocks of 512) keeps
- * a few hundred kB of activations per row, so 256 rows stay well within memory. The forecasts do
- * not depend on it: each window is computed alone.
+ * a window of the released model keeps little activation memory per row, so 256 rows stay well
+ * within memory. The forecasts do not depend on it: each window is computed alone.
  */
 const ROWS_PER_CALL = 256;
 

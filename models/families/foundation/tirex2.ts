@@ -1,24 +1,10 @@
 /**
- * TiRex-2 (NX-AI, xLSTM blocks with variate mixing) on ONNX Runtime: the pre- and post-processing
- * of the reference's `ForecastModel.forecast` -> `TiRex2.predict` (tirex-2 0.4.0, on the CPU)
- * around the exported network (tools/export/tirex2_export.py), which holds the scaler, the patch
- * tokenizer, the sLSTM/mLSTM time mixers, the attention variate mixers, the quantile head and
- * the inverse scaling, on rows of exactly `context_length + future_length` values.
- *
- * Each series is one group of rows (`PostProcessor.transform_input`): its target, then its
- * past-only covariates (NaN over the horizon), then its known-future covariates (their values
- * over the horizon); the network's attention mixes the rows of a group only, and covariates
- * never attend to the target. A trending target (`_detect_trends`, with `tta_diff`) is fed as
- * first differences. The row is the last `context_length` values (NaN-padded on the left when
- * shorter: `_fix_context_size`) followed by `future_length` slots; NaN is the model's own "not
- * observed", so missing values need no imputation. The output's first `horizon` steps of the
- * target row are calibrated or integrated back (tirex2-post.ts). With `tta_sign_flip` the
- * reference runs a second pass on the negated target and covariates and averages it, negated
- * and with each level read at its complement 1 - q, with the first.
- *
- * The reference has no roll-out: a horizon above `future_length` is cut to it (with a logged
- * warning), which the service refuses instead (horizon-range.ts). The point forecast is the 0.5
- * level; requested levels between the model's are interpolated (quantiles.ts).
+ * TiRex-2 (NX-AI, tirex-2 0.4.0) on ONNX Runtime: the pre- and post-processing of the reference's
+ * `ForecastModel.forecast` -> `TiRex2.predict` around the exported network (tools/export/tirex2_export.py)
+ * on rows of exactly `context_length + future_length` values. Each series is one group of rows
+ * (target, past-only, then known-future covariates); trends, differencing and band calibration are
+ * tirex2-post.ts. A horizon above `future_length` is refused (the reference cuts it). Step by step:
+ * docs/foundation-models.md, "`tirex-2`" and "TiRex-2".
  */
 import {
   ModelInputError,

@@ -1,29 +1,10 @@
 /**
  * Toto 2.0 (Datadog, PyPI `toto-2` 2.0.0) on ONNX Runtime: the pre- and post-processing of the
- * reference's GluonTS pipeline (`Toto2GluonTSModel` with its default `Toto2GluonTSModelConfig`)
- * and of `Toto2Model.forecast` with decode_block_size None around an exported pass of the network
- * (tools/export/toto.py): patch embedding, the time/variate transformer and the quantile head,
- * in the scaled space.
- *
- * Per series, as the pipeline prepares it (univariate: one variate per series):
- * - missing values: observed where not NaN; the values forward filled, leading ones 0
- *   (`ffill_imputation`, the config's imputation_internal "ffill");
- * - the window (`instance_splitter`): the last `max(patch, floor((context_length - (ceil(h /
- *   patch) - 1) * patch) / patch) * patch)` values, left-padded with unobserved zeros. The context
- *   shrinks as the horizon grows: context and horizon patches share one pass;
- * - `forecast` then treats the last context patch as observed whatever it holds, appends the
- *   horizon's patches unobserved, and marks context patches without an observed value (group
- *   id -1) so the time attention skips them.
- * Statistics: the causal patch scaler (`PatchedCausalStdScaler`, in float64: running mean and
- * Welford variance with Bessel's correction, each patch taking its last position's values,
- * scale at least 1e-6), replaced on the leading patches that hold fewer than
- * `scaler_fallback_min_obs` observations by those of the first such observations
- * (`backfill_short_patches`). Inputs: asinh((x - loc) / scale), 0 where unobserved, with the
- * unobserved indicator. Outputs: the network's output at the last context patch and at every
- * horizon patch but the last predicts the next patch; sinh, times scale plus loc of the horizon
- * patch, infinities replaced by the patch's extreme finite values, clipped to the observed range
- * widened by `quantile_real_cap_k` times the last context scale, and the 9 levels sorted.
- * The point forecast is level 0.5, the pipeline's `QuantileForecast` median.
+ * reference's GluonTS pipeline (`Toto2GluonTSModel`, default config) and `Toto2Model.forecast`
+ * around an exported pass of the network in the scaled space (tools/export/toto.py). Context and
+ * the whole horizon share one pass, so the window shrinks as the horizon grows; the 9 levels come
+ * back clipped and sorted, the point forecast is level 0.5. Step by step: docs/foundation-models.md,
+ * "`toto-2`" and the input/output contracts table.
  */
 import { type ForecastOutput, type ForecastTask, type GlobalModel, type ModelSettings } from '../../contract/model-interface.ts';
 import { mapQuantileSteps, sortIncreasing } from './quantiles.ts';
@@ -170,6 +151,8 @@ export async function predictToto2(run: Runner, m: Toto2Manifest, histories: rea
   const out = await run({ patches: float32(patches, [rows, S, p]), missing: float32(missing, [rows, S, p]), group_ids: int64(groups, [rows, S]) });
   const q = output(out, 'quantiles', [rows, S, p, Q]);
 
+  // sinh, unscaled by the horizon patch's loc and scale, infinities clamped, clipped to the observed
+  // range widened by `quantile_real_cap_k` last-context scales, and the levels sorted.
   return stats.map(({ loc, scale, low, high }, r) => {
     const levels = Array.from({ length: Q }, () => new Float64Array(ahead * p));
     const atStep = new Float64Array(Q);

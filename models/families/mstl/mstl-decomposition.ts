@@ -1,15 +1,11 @@
 import { stl } from '../../numerics/stl.ts';
 
 /**
- * MSTL decomposition (Bandara, Hyndman & Bergmeir 2021) as statsforecast's `mstl` computes it:
- * the seasonal periods, shortest first, are each extracted by STL (statsmodels' defaults, seasonal
- * degree 0, seasonal windows 11, 15, 19, ... as R's forecast::mstl), from the series with the
- * other seasonal components removed; with several periods the whole pass runs twice, each
- * component re-estimated once the others are better known. The trend is the last STL's.
- *
- * Periods that do not fit twice in the history are left out, as R's mstl does (statsforecast
- * keeps them, each seasonal index then resting on one or two values): a 168-hour week needs more
- * than 336 hourly observations.
+ * MSTL decomposition (Bandara, Hyndman & Bergmeir 2021) as statsforecast's `mstl` computes it: each
+ * seasonal period, shortest first, extracted by STL (statsmodels' defaults, seasonal windows 11, 15,
+ * 19, ...) from the series less the other components; with several periods the pass runs twice. The
+ * trend is the last STL's. Periods that do not fit twice in the history are left out, as R's mstl
+ * does: docs/decisions/010-mstl-follows-statsforecast.md.
  */
 
 export interface Mstl {

@@ -1,24 +1,9 @@
 import type { CovariateValue } from '../../contract/model-interface.ts';
 
 /**
- * The rows svc-global learns from and predicts with. A row describes one step t of one series
- * from what is known before it, everything scaled by the series: with C the centre (the mean of
- * the values one to four seasons before t when the request's series repeat their season better
- * than their last value, else the level, the mean of the last `m` values) and S the series' scale
- * (its in-sample seasonal naive error),
- *
- *   target        (y[t] - C) / S, so trees learn corrections to a seasonal or level forecast
- *   lags          (y[t-k] - C) / S for the short lags 1..p and the seasonal lags m, 2m, 3m (and a
- *                 week of sub-daily steps, a year of days)
- *   shape         the level vs C, the spread of the last m values / S, the level change over a
- *                 season, log S
- *   calendar      hour, weekday, day of month, month, week of year, as the step size calls for,
- *                 and the step's phase in the season
- *   covariates    future variables at t, historical variables at t - h (known at every step
- *                 of a horizon h), static variables; strings (categories) as codes ordered by
- *                 their mean target
- *
- * Steps a lag reaches before the series' start are missing (NaN), which the trees handle.
+ * The rows svc-global learns from and predicts with: one row per step t of one series, from what
+ * is known before it, everything scaled by the series (`fillRow` lists the features). Steps a lag
+ * reaches before the series' start are missing (NaN), which the trees handle.
  */
 
 export interface SeriesData {
@@ -198,7 +183,21 @@ export function chooseCenter(series: readonly Float64Array[], m: number): Schema
 
 /**
  * Writes the features of step t of a series into `out` at `offset`. `y` holds the series'
- * values through t - 1 at least (known values, then the forecasts so far). Returns the centre.
+ * values through t - 1 at least (known values, then the forecasts so far). Returns the centre C:
+ * the mean of the values one to four seasons before t when the request's series repeat their
+ * season better than their last value, else the level, the mean of the last `m` values. S is the
+ * series' scale (its in-sample seasonal naive error).
+ *
+ *   target        (y[t] - C) / S, so trees learn corrections to a seasonal or level forecast
+ *   lags          (y[t-k] - C) / S for the short lags 1..p and the seasonal lags m, 2m, 3m (and a
+ *                 week of sub-daily steps, a year of days)
+ *   shape         the level vs C, the spread of the last m values / S, the level change over a
+ *                 season, log S
+ *   calendar      hour, weekday, day of month, month, week of year, as the step size calls for,
+ *                 and the step's phase in the season
+ *   covariates    future variables at t, historical variables at t - h (known at every step
+ *                 of a horizon h), static variables; strings (categories) as codes ordered by
+ *                 their mean target
  */
 export function fillRow(schema: Schema, out: Float64Array, offset: number, s: SeriesData, y: ArrayLike<number>, t: number, scale: number): number {
   const m = schema.m;

@@ -1,12 +1,9 @@
 /**
- * Gradient-boosted regression trees on histograms, in the manner of LightGBM (Ke et al., 2017,
- * "LightGBM: A Highly Efficient Gradient Boosting Decision Tree"): features are bucketed once into
- * at most 255 bins by their quantiles, trees grow leaf-wise (always splitting the leaf with the
- * largest gain) from per-leaf histograms of gradient sums, and a child's histogram is its parent's
- * minus its sibling's, so only the smaller child is counted. Squared loss: the trees fit the mean.
- *
- * Missing values (NaN) have a bin of their own below every number, so a split can set them apart;
- * at prediction time they go left, as they did in training.
+ * Gradient-boosted regression trees on histograms, in the manner of LightGBM (Ke et al., 2017):
+ * features bucketed once into at most 255 bins by their quantiles, trees grown leaf-wise from
+ * per-leaf gradient histograms (a child's histogram is its parent's minus its sibling's), squared
+ * loss. Missing values (NaN) have a bin below every number, so a split can set them apart; at
+ * prediction time they go left, as in training.
  */
 
 import type { BinnedMatrix } from './binning.ts';

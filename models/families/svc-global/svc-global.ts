@@ -8,21 +8,10 @@ import { sortedQuantile } from '../../numerics/empirical-quantile.ts';
 
 /**
  * svc-global: the service's own global model. One gradient-boosted tree ensemble (gbdt.ts) is
- * trained across every series of a request, `only_as_context` ones included, on scaled lags,
- * seasonal lags, calendar features and every covariate kind (features.ts), and forecasts the
- * horizon recursively, one step at a time, feeding its forecasts back as lags.
- *
- * No leakage: a forecast made at a creation date uses a model trained only on what every series
- * showed up to that date's time. Creation dates are grouped (at most `maxModels` models per
- * request); a group's model is trained on the data up to its earliest creation time, so no task
- * sees any series past its own creation time.
- *
- * Quantiles are calibrated residual quantiles: the last `horizon` steps of every series long
- * enough are held out; the model trained without them (boosting stopped early on their one-step
- * error) forecasts them recursively, and the errors, scaled by each series' scale, give per
- * horizon step the empirical quantiles added to the forecast mean (scaled by the forecast
- * series' scale). Then the model is refitted on all rows with the rounds early stopping chose,
- * when the request is small enough for the refit to pay (`refitRowRounds`).
+ * trained across every series of a request, `only_as_context` ones included, on the rows of
+ * features.ts, and forecasts the horizon recursively, feeding its forecasts back as lags. No task
+ * sees any series past its own creation time (`groupByCutoff`). Quantiles are calibrated residual
+ * quantiles (`fitGroup`). docs/api.md, "`svc-global`"; docs/decisions/042-svc-global-training-limits.md.
  */
 
 export interface SvcGlobalOptions {
@@ -38,7 +27,8 @@ export interface SvcGlobalOptions {
 }
 
 export const DEFAULT_OPTIONS: SvcGlobalOptions = {
-  // Tuned on M4 Hourly and Weekly (test/bench/accuracy.ts) for accuracy within the time target.
+  // Tuned on M4 Hourly and Weekly (test/bench/accuracy.ts) for accuracy within the time target
+  // (BENCHMARKS.md, "`svc-global` against `aets`"); the limits: docs/decisions/042-svc-global-training-limits.md.
   params: { ...DEFAULT_PARAMS, numLeaves: 63, learningRate: 0.12, rounds: 500, minDataInLeaf: 20, featureFraction: 0.6, baggingFraction: 0.5 },
   maxModels: 3,
   maxRows: 300_000,
@@ -142,7 +132,14 @@ interface TrainingRow {
   holdout: boolean;
 }
 
-/** Fits one group's model and its error quantiles. */
+/**
+ * Fits one group's model and its error quantiles. The last `horizon` steps of every series long
+ * enough are held out; the model trained without them (boosting stopped early on their one-step
+ * error) forecasts them recursively, and the errors, scaled by each series' scale, give per
+ * horizon step the empirical quantiles added to the forecast mean (scaled by the forecast series'
+ * scale). Then the model is refitted on all rows with the rounds early stopping chose, when the
+ * request is small enough for the refit to pay (`refitRowRounds`).
+ */
 function fitGroup(all: SeriesData[], baseSchema: Schema, cutoff: number, levels: readonly number[], options: SvcGlobalOptions, seed: number) {
   const { m, horizon } = baseSchema;
   const pool = all.map((s) => ({ s, n: knownBy(s, cutoff) })).filter((p) => p.n >= 2);

@@ -1,14 +1,9 @@
 /**
- * The Theta method's state-space form (Fiorucci, Pellegrini, Louzada, Petropoulos and Koehler
- * 2016), as statsforecast's AutoTheta fits it: simple exponential smoothing of the series plus
- * (1 - 1/theta) times the linear trend, whose coefficients are fixed from the whole sample (the
- * standard and optimised models, STM and OTM) or updated as each observation arrives (the
- * dynamic ones, DSTM and DOTM). Standard models keep theta = 2; optimised ones fit it.
- *
- * Parameters (initial level, alpha, and theta for OTM/DOTM) minimise the sum of squared one-step
- * errors after the first three, over the mean absolute value of the series; the variant with
- * the smallest such error is chosen. One pass over the series per evaluation: the reference
- * recomputes multi-step forecasts at every step for a statistic it does not use.
+ * The Theta method's state-space form (Fiorucci, Pellegrini, Louzada, Petropoulos and Koehler 2016)
+ * as statsforecast's AutoTheta fits it: simple exponential smoothing plus (1 - 1/theta) times the
+ * linear trend, fixed from the whole sample (STM, OTM) or updated as each observation arrives
+ * (DSTM, DOTM); standard models keep theta = 2, optimised ones fit it. The variant with the smallest
+ * criterion wins. Where it departs from the reference: docs/decisions/011-theta-follows-autotheta.md.
  */
 import { nelderMead } from '../../numerics/bounded-nelder-mead.ts';
 
@@ -80,7 +75,11 @@ function initialState(y: Float64Array, variant: ThetaVariant, p: ThetaParameters
   return { state: { level, meanY: y[0], a, b }, mu0: initialSmoothed + (1 - 1 / theta) * (a + b) };
 }
 
-/** Runs the model over the series: the criterion, the residuals (when asked) and the last state. */
+/**
+ * Runs the model over the series: the criterion (the mean squared one-step error after the first
+ * three, over the series' mean absolute value), the residuals (when asked) and the last state. One
+ * pass: the reference recomputes multi-step forecasts at every step for a statistic it does not use.
+ */
 export function filter(y: Float64Array, variant: ThetaVariant, p: ThetaParameters, residuals?: Float64Array): { mse: number; state: ThetaState } {
   const dynamic = isDynamic(variant);
   const { state, mu0 } = initialState(y, variant, p);

@@ -1,12 +1,9 @@
 /**
  * Theta's predictive distribution as statsforecast's AutoTheta draws it: sample paths where each
- * step adds a Gaussian error (sigma from the one-step residuals after the first three) to the
- * model's forecast and then updates level, mean and trend with the drawn value, so the spread
- * grows with the horizon the way the dynamic trend reacts to new data. The quantiles are the
- * paths' empirical quantiles (linear interpolation, numpy's default).
- *
- * We draw more paths than the reference's 200 (steadier quantiles) from a fixed seed, so the
- * same request gives the same answer.
+ * step adds a Gaussian error (sigma from the one-step residuals after the first three) and updates
+ * level, mean and trend with the drawn value; the quantiles are the paths' empirical quantiles
+ * (numpy's linear rule). More paths than the reference, from a fixed seed:
+ * docs/decisions/011-theta-follows-autotheta.md.
  */
 import { sortedQuantile } from '../../numerics/empirical-quantile.ts';
 import { normalSampler, rng } from '../../numerics/random.ts';
