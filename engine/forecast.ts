@@ -1,6 +1,6 @@
 import type { Engine } from './engine.ts';
 import { validateForecast, type ValidatedForecast } from './model-checks.ts';
-import { contextSeries, globalBatchOptions, planForecasts, seriesAreCoupled, type PlannedForecast } from './plan.ts';
+import { contextSeries, planForecasts, requestTaskSettings, seriesAreCoupled, type PlannedForecast } from './plan.ts';
 import { buildPrediction } from './predictions.ts';
 import type { ForecastRequest } from './request-schema.ts';
 import type { ForecastResponse, Prediction } from './response-schema.ts';
@@ -37,7 +37,7 @@ export async function computePredictions(
     tasks: planned.map((p) => p.task),
     coupled,
     context: coupled ? contextSeries(request, covariates) : [],
-    options: globalBatchOptions(request),
+    options: requestTaskSettings(request, model).batch,
     lane,
   };
   const outputs = await runTasks(engine, batch, (i) => {

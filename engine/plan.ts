@@ -1,10 +1,11 @@
 import type { ModelEntry } from '../models/contract/model-registry.ts';
-import type { ConformalSettings, ContextSeries, ForecastTask, GlobalBatchOptions, TaskCovariates } from '../models/contract/model-interface.ts';
+import type { ContextSeries, ForecastTask, TaskCovariates } from '../models/contract/model-interface.ts';
 import type { CovariateGenerator, GeneratedColumns } from './covariates/generator.ts';
 import { DEFAULT_SEASON_LENGTH, SEASONAL_CYCLES } from './frequencies.ts';
 import { forecastIndex } from './predictions.ts';
 import type { ForecastRequest, InputSerie } from './request-schema.ts';
-import { couplesSeries, quantileLevels, refitDates, seasonLength } from './tasks.ts';
+import { taskSettings, type TaskSettings } from './task-settings.ts';
+import { couplesSeries, quantileLevels, refitDates } from './tasks.ts';
 import { scanIndex, wallClockMillis } from './time-index.ts';
 
 /**
@@ -24,48 +25,9 @@ export interface PlannedForecast {
   refitted: boolean;
 }
 
-/** model_config's season_length (the shortest of a list), else the model's own default (naive: 1), else the frequency's. */
-export function resolveSeasonLength(request: ForecastRequest, model: string): number {
-  const configured = request.model_config && 'season_length' in request.model_config.config ? request.model_config.config.season_length : null;
-  return seasonLength(model, Array.isArray(configured) ? Math.min(...configured) : configured, DEFAULT_SEASON_LENGTH[request.freq]);
-}
-
-/** Every seasonal period (mstl): model_config's season_length as a list, else the frequency's natural cycles. */
-export function resolveSeasonLengths(request: ForecastRequest): readonly number[] {
-  const configured = request.model_config && 'season_length' in request.model_config.config ? request.model_config.config.season_length : null;
-  if (configured === null) return SEASONAL_CYCLES[request.freq];
-  return Array.isArray(configured) ? configured : [configured];
-}
-
-/** What a local model reads from model_config beyond its season: mstl's trend model, aets's estimation, aarima's approximation. */
-function localModelOptions(request: ForecastRequest): Pick<ForecastTask, 'mstl' | 'ets' | 'arima'> {
-  const config = request.model_config;
-  if (config?.model === 'mstl') return { mstl: { trendModel: config.config.trend_model } };
-  if (config?.model === 'aets') return { ets: { estimation: config.config.estimation } };
-  if (config?.model === 'aarima') return { arima: { approximation: config.config.approximation } };
-  return {};
-}
-
-/** Conformal quantile settings from model_config, when the caller asked for them. */
-export function conformalSettings(request: ForecastRequest): ConformalSettings | undefined {
-  const config = request.model_config?.config;
-  return config && 'intervals' in config && config.intervals === 'conformal' ? { windows: config.conformal_windows } : undefined;
-}
-
-/** What a global model reads from model_config: Chronos-2's is_global, the ensemble's settings. */
-export function globalBatchOptions(request: ForecastRequest): GlobalBatchOptions {
-  const config = request.model_config?.config;
-  const ensemble =
-    request.model_config?.model === 'ensemble'
-      ? {
-          ...(request.model_config.config.members && { members: request.model_config.config.members }),
-          ...(request.model_config.config.combination && { combination: request.model_config.config.combination }),
-          ...(request.model_config.config.intervals && { intervals: request.model_config.config.intervals }),
-          windows: request.model_config.config.conformal_windows,
-        }
-      : undefined;
-  return { crossLearning: config !== undefined && 'is_global' in config && config.is_global, ...(ensemble && { ensemble }) };
-}
+/** What the request's model_config means for the model's tasks (engine/task-settings.ts). */
+export const requestTaskSettings = (request: ForecastRequest, model: ModelEntry): TaskSettings =>
+  taskSettings(request.model_config, model, { season: DEFAULT_SEASON_LENGTH[request.freq], seasons: SEASONAL_CYCLES[request.freq] });
 
 const hasCovariates = (s: InputSerie) =>
   Object.keys(s.hist_variables).length + Object.keys(s.future_variables).length + Object.keys(s.static_variables).length > 0;
@@ -73,7 +35,7 @@ const hasCovariates = (s: InputSerie) =>
 /** Whether this request's forecasts of different series depend on each other (see ModelCapabilities). */
 export function seriesAreCoupled(request: ForecastRequest, model: ModelEntry): boolean {
   return couplesSeries(model, {
-    crossLearning: globalBatchOptions(request).crossLearning === true,
+    crossLearning: requestTaskSettings(request, model).batch.crossLearning === true,
     covariates: Boolean(request.covariates?.length) || request.series.some(hasCovariates),
   });
 }
@@ -141,10 +103,7 @@ export function planForecasts(
   refitFcds?: readonly (readonly number[])[],
 ): PlannedForecast[] {
   const quantiles = quantileLevels(request.quantiles);
-  const season = resolveSeasonLength(request, model.name);
-  const seasonLengths = model.capabilities.multipleSeasons ? resolveSeasonLengths(request) : undefined;
-  const options = localModelOptions(request);
-  const conformal = conformalSettings(request);
+  const { season, seasonLengths, options, conformal } = requestTaskSettings(request, model);
   const reusesFit = model.capabilities.reusesFit === true && request.refit !== 'every';
   // Only global models and generated covariates read timestamps; parsing every index entry is
   // skipped for the others.
@@ -170,7 +129,7 @@ export function planForecasts(
         quantiles,
         seasonLength: season,
         ...(seasonLengths && { seasonLengths }),
-        ...options,
+        ...(options !== undefined && { options }),
         seriesIndex,
         freq: request.freq,
         ...(conformal && { conformal }),

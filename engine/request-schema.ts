@@ -3,15 +3,7 @@ import { Covariate } from './covariates/registry.ts';
 import { FREQUENCIES } from './frequencies.ts';
 import { bulkArray } from './bulk-array.ts';
 import { instantMillis, scanIndex } from './time-index.ts';
-import { COMBINATIONS, ENSEMBLE_INTERVALS } from '../models/families/ensemble/combine.ts';
-import {
-  DEFAULT_WINDOWS,
-  LONG_SERIES_PROFILE,
-  SHORT_SERIES_MAX_LENGTH,
-  SHORT_SERIES_MAX_SEASON,
-  SHORT_SERIES_PROFILE,
-} from '../models/families/ensemble/ensemble.ts';
-import { ENSEMBLE_MEMBERS } from '../models/contract/model-registry.ts';
+import { modelConfigVariants } from '../models/contract/model-registry.ts';
 
 /**
  * The forecast request of the API reference (sections 2.1-2.4), as zod schemas. These schemas
@@ -101,129 +93,13 @@ export const InputSerie = z
   })
   .meta({ id: 'InputSerie' });
 
-const SeasonLength = z.int().min(1).nullable();
-
 /**
- * A local model's settings: its season, and where its quantiles come from (beyond the
- * reference: conformal quantiles from rolling-origin windows of the history, models/numerics/conformal.ts).
+ * model_config: one variant per model that takes one, each with the `config` its registry entry
+ * declares (models/contract/model-config.ts). The engine reads only the settings models share.
  */
-const intervalSettings = {
-  intervals: z.enum(['model', 'conformal']).default('model').meta({
-    description:
-      "Where the quantiles come from: the model's own predictive distribution, or `conformal`: the model is refitted at `conformal_windows` rolling origins inside each history and its errors there give the quantiles (statsforecast's ConformalIntervals). Costs one fit per window.",
-  }),
-  conformal_windows: z.int().min(2).max(100).default(5).meta({
-    description: 'Rolling-origin windows for conformal quantiles; a short history uses as many as fit, at least 2 (2 x horizon + 1 observations).',
-  }),
-};
-
-const localModelConfig = <Name extends string>(model: Name, seasonDefault: number | null) =>
-  z.strictObject({
-    model: z.literal(model),
-    config: z.strictObject({ season_length: SeasonLength.default(seasonDefault), ...intervalSettings }),
-  });
-
-/** aets: its season, its quantiles, and whose estimation it follows. */
-const aetsConfig = z.strictObject({
-  model: z.literal('aets'),
-  config: z.strictObject({
-    season_length: SeasonLength.default(null),
-    estimation: z.enum(['statsforecast', 'r']).default('statsforecast').meta({
-      description:
-        "How each candidate model is estimated. `statsforecast` (default): as statsforecast's AutoETS (a bounded Nelder-Mead that stops early, seasonal models at any period, 52 weeks included), which forecasts better on M3 and M4 (docs/models.md). `r`: exactly R forecast's `ets()` (seasonality above period 24 ignored).",
-    }),
-    ...intervalSettings,
-  }),
-});
-
-/** aarima: its season, its quantiles, and whether the search may compare candidates approximately. */
-const aarimaConfig = z.strictObject({
-  model: z.literal('aarima'),
-  config: z.strictObject({
-    season_length: SeasonLength.default(null),
-    approximation: z.enum(['auto', 'off']).default('auto').meta({
-      description:
-        "R auto.arima()'s `approximation`. `auto` (default, R's): on long or high-frequency series (over 150 observations, or a period over 12) the stepwise search compares candidates by their conditional-sum-of-squares fit and fits only the chosen one by maximum likelihood. `off` (R's `approximation = FALSE`, as statsforecast's AutoARIMA runs): every candidate is compared by its maximum-likelihood AICc: about five times the CPU time on such series (docs/models.md).",
-    }),
-    ...intervalSettings,
-  }),
-});
-
-/** mstl: several seasonal periods, and the model of the deseasonalised series. */
-const mstlConfig = z.strictObject({
-  model: z.literal('mstl'),
-  config: z.strictObject({
-    season_length: z
-      .union([z.int().min(1), z.array(z.int().min(1)).min(1).max(10)])
-      .nullable()
-      .default(null)
-      .meta({
-        description:
-          "One seasonal period or a list of them (hourly data: [24, 168]). Default: the frequency's natural cycles (10S: 360, 8640; min: 60, 1440; 5min: 288, 2016; 10min: 144, 1008; 15min: 96, 672; 30min: 48, 336; H: 24, 168; D: 7, 365; W: 52; M: 12; Q: 4). A period that does not fit twice in a history is left out for it.",
-      }),
-    trend_model: z.enum(['aets', 'aarima']).default('aets').meta({
-      description: 'The non-seasonal model forecasting the deseasonalised series (trend + remainder).',
-    }),
-    ...intervalSettings,
-  }),
-});
-
-const shortSeries = `series of at most ${SHORT_SERIES_MAX_LENGTH} observations with a season of at most ${SHORT_SERIES_MAX_SEASON}`;
-
-/** The ensemble's settings (models/families/ensemble/ensemble.ts); left out, they are the measured winners for each series' length. */
-const ensembleConfig = z.strictObject({
-  model: z.literal('ensemble'),
-  config: z.strictObject({
-    season_length: SeasonLength.default(null),
-    members: z
-      .array(z.enum(ENSEMBLE_MEMBERS))
-      .min(2)
-      .refine((m) => new Set(m).size === m.length, 'members must be distinct')
-      .meta({ uniqueItems: true })
-      .optional()
-      .meta({
-        description: `The models combined: statistical models and svc-global. Left out: ${SHORT_SERIES_PROFILE.members.join(', ')} for ${shortSeries}; ${LONG_SERIES_PROFILE.members.join(', ')} for longer or more seasonal ones.`,
-      }),
-    combination: z
-      .enum(COMBINATIONS)
-      .optional()
-      .meta({
-        description: `\`weighted\`: each member weighted by the inverse of its mean squared error in the validation windows of the series' own history; \`mean\`: equal weights; \`median\`: the members' median at each step. Left out: \`${SHORT_SERIES_PROFILE.combination}\` for ${shortSeries}, \`${LONG_SERIES_PROFILE.combination}\` for the others.`,
-      }),
-    intervals: z
-      .enum(ENSEMBLE_INTERVALS)
-      .optional()
-      .meta({
-        description: `Where the quantiles come from. \`conformal\`: the combined forecast's errors in the validation windows. \`members\`: each member's own quantiles as offsets from its mean, combined with the members' weights around the combined mean. Left out: \`${SHORT_SERIES_PROFILE.intervals}\` for ${shortSeries} (their windows train on a fraction of a short history), \`${LONG_SERIES_PROFILE.intervals}\` for the others.`,
-      }),
-    conformal_windows: z.int().min(2).max(100).default(DEFAULT_WINDOWS).meta({
-      description:
-        "Rolling-origin validation windows inside each history: the members' errors there weigh them (a member that refuses a window sits the series out), the combination's give its conformal quantiles. A history too short for two windows (2 x horizon + 1 observations) gets equal weights and the mean of the members' own quantiles.",
-    }),
-  }),
-});
-
-export const ModelConfig = z
-  .discriminatedUnion('model', [
-    aarimaConfig,
-    aetsConfig,
-    localModelConfig('ces', null),
-    ensembleConfig,
-    z.strictObject({
-      model: z.literal('chronos-2'),
-      config: z.strictObject({
-        is_global: z.boolean().default(false).meta({
-          description:
-            'Cross-learning: the series that share a forecast creation time are forecast jointly, so related series inform each other (only_as_context series included, cut at that time).',
-        }),
-      }),
-    }),
-    mstlConfig,
-    localModelConfig('naive', 1),
-    localModelConfig('seasonal-naive', null),
-    localModelConfig('theta', null),
-  ])
-  .meta({ id: 'ModelConfig' });
+const [firstVariant, ...otherVariants] = modelConfigVariants().map(({ name, config }) => z.strictObject({ model: z.literal(name), config: config.schema }));
+export const ModelConfig = z.discriminatedUnion('model', [firstVariant, ...otherVariants]).meta({ id: 'ModelConfig' });
+export type ModelConfig = z.output<typeof ModelConfig>;
 
 /** A backtest's refit policy, in the stable and the beta requests (engine/tasks.ts refitDates). */
 export const RefitPolicy = z.union([z.enum(['every', 'once']), z.int().min(1)]).default('every');

@@ -22,12 +22,12 @@ export const DEFAULT_QUANTILES = [0.1, 0.9, 0.4, 0.5];
 export const quantileLevels = (requested: readonly number[] | null | undefined): readonly number[] => requested ?? DEFAULT_QUANTILES;
 
 /**
- * The seasonal period a model is given: the caller's (model_config), else naive's own default (1,
- * the last value), else the data's natural cycle for its frequency.
+ * The seasonal period a model is given: the caller's (model_config), else the model's own default
+ * (its registry entry's), else the data's natural cycle for its frequency.
  */
-export function seasonLength(model: string, configured: number | null, natural: number): number {
+export function seasonLength(model: Pick<ModelEntry, 'defaultSeasonLength'>, configured: number | null, natural: number): number {
   if (configured !== null) return configured;
-  return model === 'naive' ? 1 : natural;
+  return model.defaultSeasonLength ?? natural;
 }
 
 /**

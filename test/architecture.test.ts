@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import madge from 'madge';
 import { beforeAll, describe, expect, test } from 'vitest';
+import { MODEL_NAMES } from '../models/contract/model-registry.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const SOURCES = ['config.ts', 'config', 'bin', 'api', 'engine', 'models', 'store', 'activities', 'workflows', 'datasets', 'telemetry', 'web'];
@@ -99,6 +100,23 @@ describe('the layout', () => {
       }
     }
     expect(crossing).toEqual([]);
+  });
+
+  test('no model is named outside models/: models own their options (their registry entries declare them)', () => {
+    // config.ts's DEFAULT_MODEL default is a deployment setting (docs/decisions/014-default-model-aets.md);
+    // web/ is a client of the API and names models as any client may.
+    const exempt = (file: string) => file === 'config.ts' || file.startsWith('web/') || file.startsWith('models/');
+    // A name as a whole string literal (code that picks a model); prose in a description may name one.
+    const quoted = new RegExp(`['"](${MODEL_NAMES.map((name) => name.replace(/[-.]/g, '\\$&')).join('|')})['"]`);
+    const naming = sourceFiles()
+      .filter((file) => !exempt(file))
+      .flatMap((file) =>
+        fs
+          .readFileSync(path.join(ROOT, file), 'utf8')
+          .split('\n')
+          .flatMap((line, i) => (quoted.test(line) ? [`${file}:${i + 1}: ${line.trim()}`] : [])),
+      );
+    expect(naming).toEqual([]);
   });
 
   test('workflows import only the types of the activities they orchestrate', () => {

@@ -1,11 +1,12 @@
 import type { ModelEntry } from '../../models/contract/model-registry.ts';
-import type { ForecastOutput, ForecastTask, TaskCovariates } from '../../models/contract/model-interface.ts';
+import type { ConformalSettings, ForecastOutput, ForecastTask, GlobalBatchOptions, TaskCovariates } from '../../models/contract/model-interface.ts';
 import type { Engine } from '../engine.ts';
 import { refuseField } from '../errors.ts';
 import { computeMetrics } from '../accuracy-metrics.ts';
 import type { Metrics } from '../response-schema.ts';
 import type { RefitPolicy } from '../request-schema.ts';
-import { couplesSeries, quantileLevels, refitDates, runTasks, seasonLength, type TaskBatch } from '../tasks.ts';
+import { taskSettings } from '../task-settings.ts';
+import { couplesSeries, quantileLevels, refitDates, runTasks, type TaskBatch } from '../tasks.ts';
 import { resolveCutoffs, type DataSpan } from './cutoffs.ts';
 import { addDuration, duration, isoTimestamp, seasonLengthFor, seasonLengthsFor, stepsBetween, wholeSteps, type Duration } from './duration.ts';
 import type { PreparedSeries } from './prepare.ts';
@@ -25,8 +26,14 @@ export interface BacktestSettings {
   context: number | null;
   levels: readonly number[];
   season: number;
-  /** Every seasonal period, for a model that takes several (mstl). */
+  /** Every seasonal period, for a model that takes several. */
   seasonLengths?: readonly number[];
+  /** A local model's own options from model_config, carried on each task. */
+  options?: unknown;
+  /** Conformal quantiles, when model_config asks for them. */
+  conformal?: ConformalSettings;
+  /** What a global model gets with the batch: cross-learning and its own options. */
+  batch: GlobalBatchOptions;
   /** The refit policy in effect: the query's for a model that can keep a fit, else `every`. */
   refit: RefitPolicy;
   /** Whether the answer says which cutoffs were refitted: the query asked for a policy. */
@@ -34,13 +41,17 @@ export interface BacktestSettings {
 }
 
 export function backtestSettings(query: BetaQuery, model: ModelEntry, freq: Duration): BacktestSettings {
+  const fromConfig = taskSettings(query.model_config ?? null, model, { season: seasonLengthFor(freq), seasons: seasonLengthsFor(freq) });
   return {
     freq,
     horizon: wholeSteps(duration(query.prediction_length), freq)!,
     context: query.context ? wholeSteps(duration(query.context), freq)! : null,
     levels: quantileLevels(query.quantiles),
-    season: seasonLength(model.name, null, seasonLengthFor(freq)),
-    ...(model.capabilities.multipleSeasons && { seasonLengths: seasonLengthsFor(freq) }),
+    season: fromConfig.season,
+    ...(fromConfig.seasonLengths && { seasonLengths: fromConfig.seasonLengths }),
+    ...(fromConfig.options !== undefined && { options: fromConfig.options }),
+    ...(fromConfig.conformal && { conformal: fromConfig.conformal }),
+    batch: fromConfig.batch,
     refit: model.capabilities.reusesFit ? query.refit : 'every',
     reportRefitted: query.refit !== 'every',
   };
@@ -127,7 +138,7 @@ export function runBacktest(
   names: { identifiers: readonly string[]; targets: readonly string[] },
   lane: TaskBatch['lane'],
 ): Promise<ForecastOutput[]> {
-  const { horizon, context, levels, season, seasonLengths, freq } = settings;
+  const { horizon, context, levels, season, seasonLengths, options, conformal, freq } = settings;
   const targetCount = names.targets.length;
   // Under a refit policy each task names the fit it uses, keyed by its series and target (the
   // model threads cache fits by seriesIndex and date).
@@ -157,6 +168,8 @@ export function runBacktest(
       quantiles: levels,
       seasonLength: season,
       ...(seasonLengths && { seasonLengths }),
+      ...(options !== undefined && { options }),
+      ...(conformal && { conformal }),
       ...(global && { times: global.times.subarray(from, p.seen + horizon), seriesIndex: global.position * targetCount + target }),
       ...(covariates && { covariates }),
       ...(keepsFits && {
@@ -166,7 +179,8 @@ export function runBacktest(
     }));
   });
   const withCovariates = planned.some((p) => p.series.covariates.length > 0);
-  const batch = { model, tasks, coupled: couplesSeries(model, { crossLearning: false, covariates: withCovariates }), lane };
+  const coupled = couplesSeries(model, { crossLearning: settings.batch.crossLearning === true, covariates: withCovariates });
+  const batch = { model, tasks, coupled, options: settings.batch, lane };
   return runTasks(engine, batch, (i) => {
     const p = planned[Math.floor(i / targetCount)];
     const where = `${seriesName(names.identifiers, p.series)} at cutoff ${isoTimestamp(p.cutoff)}, target '${names.targets[i % targetCount]}'`;

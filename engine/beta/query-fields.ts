@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RefitPolicy, Timestamp } from '../request-schema.ts';
+import { ModelConfig, RefitPolicy, Timestamp } from '../request-schema.ts';
 import { DURATION_HELP, DURATION_PATTERN, duration, durationProblem, parseDuration, type Duration } from './duration.ts';
 
 /**
@@ -137,6 +137,10 @@ export const BetaQueryFields = z.strictObject({
   refit: RefitPolicy.meta({
     description:
       "Backtests: at which of a series' cutoffs (in time order) the model is refitted: `every` (default), `once` (the first), or n: every n-th from the first. Between refits a model that can keep its fitted parameters (`theta`, `aets`, `ces`) only takes in the new observations; others refit at every cutoff. The response's `data.refitted` (and a job's metrics.parquet `refitted` column) says which.",
+  }),
+  model_config: ModelConfig.nullable().default(null).meta({
+    description:
+      "Beyond the reference: the model's settings, in the same shapes as the stable API's `model_config`; its `model` must be the query string's model. Default: the model's own defaults.",
   }),
   lead_time: notSupported('lead_time selection (every lead time up to prediction_length is returned)'),
   span: notSupported('span (each row spans one frequency step)'),

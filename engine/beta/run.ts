@@ -39,6 +39,10 @@ export function checkBetaQueryAgainstModel(query: BetaQuery, modelName: string, 
   const model = requireRunnableModel(modelName, settings);
   const horizon = horizonOutOfRangeField(model, settings, predictionSteps(query), ['prediction_length']);
   if (horizon) throw invalidRequest('the query does not fit the chosen model', [horizon]);
+  if (query.model_config && query.model_config.model !== model.name) {
+    const field = requestField(['model_config', 'model'], `is '${query.model_config.model}' but the query's model is '${model.name}'`);
+    throw invalidRequest('the query does not fit the chosen model', [field]);
+  }
   if (model.capabilities.covariates.includes('historical')) return model;
   const users = MODEL_NAMES.filter((n) => modelEntry(n)?.capabilities.covariates.includes('historical')).join(', ');
   const message = `model '${model.name}' does not use historical covariates; models that do: ${users}`;

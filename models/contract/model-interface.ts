@@ -22,6 +22,11 @@ export interface ModelCapabilities {
   /** True when the model can keep its fitted parameters between backtest dates (LocalModel.reuse). */
   readonly reusesFit?: boolean;
   /**
+   * True when the model computes without fitting, in a few arithmetic passes over the history:
+   * a small interactive batch of it runs on the event loop (engine/threads/inline.ts).
+   */
+  readonly fitFree?: boolean;
+  /**
    * For a global model, when the forecasts of different series depend on each other: always
    * (the default), only with cross-learning (model_config is_global), or only when the request
    * has covariates (a regression fitted across the series). Otherwise each series is
@@ -59,16 +64,11 @@ export interface ForecastTask {
    * list, else the frequency's natural cycles (hourly: 24 and 168). Absent: [seasonLength].
    */
   readonly seasonLengths?: readonly number[];
-  /** aets's estimation (model_config estimation): statsforecast's AutoETS (the default) or R's ets(). */
-  readonly ets?: { readonly estimation: 'statsforecast' | 'r' };
   /**
-   * aarima's search (model_config approximation): `auto` as R's auto.arima decides (candidates
-   * compared by their CSS fit on long or high-frequency series), `off` every candidate by its
-   * maximum-likelihood fit (R's approximation = FALSE; statsforecast's AutoARIMA does so).
+   * The model's own options from model_config (its registry entry's config spec, ModelConfigSpec):
+   * read by that model alone, through its family's accessor. Absent: the model's defaults.
    */
-  readonly arima?: { readonly approximation: 'auto' | 'off' };
-  /** mstl's model for the deseasonalised series (model_config trend_model; default aets). */
-  readonly mstl?: { readonly trendModel: 'aets' | 'aarima' };
+  readonly options?: unknown;
   /** Position of the task's series in the request: tasks of one series share it. */
   readonly seriesIndex?: number;
   /** Epoch milliseconds (UTC wall clock of the index) of the history then the horizon steps. */
@@ -137,10 +137,10 @@ export interface FitReuse<Fitted> {
 
 /** Request-level settings of a global model (model_config). */
 export interface GlobalBatchOptions {
-  /** Chronos-2's `is_global`: the series of a request are forecast jointly (cross-learning). */
+  /** model_config's `is_global`: the series of a request are forecast jointly (cross-learning). */
   readonly crossLearning?: boolean;
-  /** The ensemble's members, combination and validation windows. */
-  readonly ensemble?: EnsembleSettings;
+  /** The model's own options from model_config (ModelConfigSpec); absent: its defaults. */
+  readonly options?: unknown;
 }
 
 /** How an ensemble combines its members (models/families/ensemble/combine.ts). */

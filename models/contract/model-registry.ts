@@ -1,6 +1,17 @@
 import { installedHorizonRange, type HorizonRange } from '../families/foundation/horizon-range.ts';
 import { inspectModel, type FoundationName } from '../families/foundation/model-store.ts';
+import { aarimaConfig } from '../families/arima/aarima-config.ts';
+import { cesConfig } from '../families/ces/ces-config.ts';
+import { ENSEMBLE_MEMBERS, ensembleConfig } from '../families/ensemble/ensemble-config.ts';
+import { aetsConfig } from '../families/ets/aets-config.ts';
+import { chronos2Config } from '../families/foundation/chronos2-config.ts';
+import { mstlConfig } from '../families/mstl/mstl-config.ts';
+import { NAIVE_SEASON_LENGTH, naiveConfig, seasonalNaiveConfig } from '../families/naive/naive-config.ts';
+import { thetaConfig } from '../families/theta/theta-config.ts';
+import type { ModelConfigSpec } from './model-config.ts';
 import type { CovariateKind, GlobalModel, LocalModel, ModelCapabilities, ModelSettings } from './model-interface.ts';
+
+export { ENSEMBLE_MEMBERS };
 
 /**
  * Every model name the API reference knows (section 1, the model_config table of 2.4 and the
@@ -25,6 +36,10 @@ export interface ModelEntry {
   readonly installed?: (settings: ModelSettings) => string | null;
   /** The horizons the installed model can forecast, where its graph bounds them (models/families/foundation/horizon-range.ts). */
   readonly horizonRange?: (settings: ModelSettings) => HorizonRange | null;
+  /** Its `model_config.config`: the schema, and how a config becomes its options. Absent: it takes no model_config. */
+  readonly config?: ModelConfigSpec;
+  /** The seasonal period it gets when model_config names none; absent: the frequency's natural cycle. */
+  readonly defaultSeasonLength?: number;
 }
 
 const NONE: readonly CovariateKind[] = [];
@@ -52,18 +67,44 @@ const installedFoundation =
   };
 
 const ENTRIES: ModelEntry[] = [
-  { name: 'naive', capabilities: local(), loadLocal: async () => (await import('../families/naive/naive.ts')).naive },
-  { name: 'seasonal-naive', capabilities: local(), loadLocal: async () => (await import('../families/naive/naive.ts')).seasonalNaiveModel },
-  { name: 'aets', capabilities: { ...local(), reusesFit: true }, loadLocal: async () => (await import('../families/ets/aets.ts')).aets },
+  {
+    name: 'naive',
+    capabilities: { ...local(), fitFree: true },
+    loadLocal: async () => (await import('../families/naive/naive.ts')).naive,
+    config: naiveConfig,
+    defaultSeasonLength: NAIVE_SEASON_LENGTH,
+  },
+  {
+    name: 'seasonal-naive',
+    capabilities: { ...local(), fitFree: true },
+    loadLocal: async () => (await import('../families/naive/naive.ts')).seasonalNaiveModel,
+    config: seasonalNaiveConfig,
+  },
+  { name: 'aets', capabilities: { ...local(), reusesFit: true }, loadLocal: async () => (await import('../families/ets/aets.ts')).aets, config: aetsConfig },
   // Numeric future covariates, caller-supplied or generated, as regressors (regression with ARIMA
   // errors): beyond the reference, which marks aarima's covariates as coming.
-  { name: 'aarima', capabilities: local(['future', 'generated']), loadLocal: async () => (await import('../families/arima/aarima.ts')).aarima },
+  {
+    name: 'aarima',
+    capabilities: local(['future', 'generated']),
+    loadLocal: async () => (await import('../families/arima/aarima.ts')).aarima,
+    config: aarimaConfig,
+  },
   // Beyond the API reference's list (issue 12): automatic Theta, statsforecast's AutoTheta.
-  { name: 'theta', capabilities: { ...local(), reusesFit: true }, loadLocal: async () => (await import('../families/theta/theta.ts')).theta },
+  {
+    name: 'theta',
+    capabilities: { ...local(), reusesFit: true },
+    loadLocal: async () => (await import('../families/theta/theta.ts')).theta,
+    config: thetaConfig,
+  },
   // Beyond the API reference's list (issue 12): complex exponential smoothing, statsforecast's AutoCES.
-  { name: 'ces', capabilities: { ...local(), reusesFit: true }, loadLocal: async () => (await import('../families/ces/ces.ts')).ces },
+  { name: 'ces', capabilities: { ...local(), reusesFit: true }, loadLocal: async () => (await import('../families/ces/ces.ts')).ces, config: cesConfig },
   // Beyond the API reference's list (issue 12): several seasonalities, statsforecast's MSTL.
-  { name: 'mstl', capabilities: { ...local(), multipleSeasons: true }, loadLocal: async () => (await import('../families/mstl/mstl.ts')).mstl },
+  {
+    name: 'mstl',
+    capabilities: { ...local(), multipleSeasons: true },
+    loadLocal: async () => (await import('../families/mstl/mstl.ts')).mstl,
+    config: mstlConfig,
+  },
   {
     // Beyond the API reference's list (issue 12): a validated combination of the statistical
     // models and svc-global. Numeric covariates reach the members that take them (svc-global all
@@ -71,6 +112,7 @@ const ENTRIES: ModelEntry[] = [
     name: 'ensemble',
     capabilities: { covariates: ['historical', 'future', 'static', 'generated'], maxContext: null, needsWeights: false, global: true, multipleSeasons: true },
     loadGlobal: async (settings) => (await import('../families/ensemble/ensemble.ts')).createEnsemble((name) => loadMember(name, settings)),
+    config: ensembleConfig,
   },
   {
     // Every covariate kind: the reference's "all kinds" row, and generated covariates (issue 5).
@@ -85,6 +127,7 @@ const ENTRIES: ModelEntry[] = [
     capabilities: foundation(['historical', 'future', 'generated'], 'cross-learning'),
     loadGlobal: async (settings) => (await import('../families/foundation/chronos2.ts')).chronos2Model(settings),
     installed: installedFoundation('chronos-2'),
+    config: chronos2Config,
   },
   {
     // Known-future covariates (the reference's table: future only), caller-supplied or generated,
@@ -212,15 +255,12 @@ const ENTRIES: ModelEntry[] = [
   })),
 ];
 
-/** Models an ensemble may combine: those that need no exported weights. */
-export const ENSEMBLE_MEMBERS = ['naive', 'seasonal-naive', 'aets', 'aarima', 'theta', 'ces', 'mstl', 'svc-global'] as const;
-
 export async function loadMember(name: string, settings: ModelSettings): Promise<LocalModel | GlobalModel> {
   const entry = (ENSEMBLE_MEMBERS as readonly string[]).includes(name) ? BY_NAME.get(name) : undefined;
   if (name === 'naive') {
-    // The ensemble's season length is for its seasonal members; naive stays the last value (engine/tasks.ts seasonLength).
+    // The ensemble's season length is for its seasonal members; naive stays the last value.
     const { naive } = await import('../families/naive/naive.ts');
-    return { name, forecast: (task) => naive.forecast({ ...task, seasonLength: 1 }) };
+    return { name, forecast: (task) => naive.forecast({ ...task, seasonLength: NAIVE_SEASON_LENGTH }) };
   }
   if (entry?.loadLocal) return entry.loadLocal();
   if (entry?.loadGlobal) return entry.loadGlobal(settings);
@@ -244,4 +284,16 @@ export function whyUnavailable(e: ModelEntry, settings: ModelSettings): string |
 /** Names of the models this server can run now. */
 export function availableModels(settings: ModelSettings): string[] {
   return ENTRIES.filter((e) => whyUnavailable(e, settings) === null).map((e) => e.name);
+}
+
+/**
+ * The variants of the request's model_config, one per model that takes one. Listed in the order
+ * the document has always listed them, so that /openapi stays the same as models are added.
+ */
+const CONFIG_ORDER = ['aarima', 'aets', 'ces', 'ensemble', 'chronos-2', 'mstl', 'naive', 'seasonal-naive', 'theta'];
+
+export function modelConfigVariants(): { name: string; config: ModelConfigSpec }[] {
+  const withConfig = ENTRIES.filter((e): e is ModelEntry & { config: ModelConfigSpec } => e.config !== undefined);
+  const rank = (name: string) => (CONFIG_ORDER.includes(name) ? CONFIG_ORDER.indexOf(name) : CONFIG_ORDER.length);
+  return withConfig.sort((a, b) => rank(a.name) - rank(b.name)).map((e) => ({ name: e.name, config: e.config }));
 }

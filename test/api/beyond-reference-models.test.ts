@@ -183,7 +183,7 @@ describe('POST /forecast?model=aets: estimation', () => {
     expect(mean(byDefault)).toEqual(mean(explicit));
     const { target } = weekly().series[0];
     const task = { history: Float64Array.from(target), horizon: 8, quantiles: [0.1, 0.9], seasonLength: 52 };
-    expect(mean(asR)).toEqual([...aets.forecast({ ...task, ets: { estimation: 'r' } }).mean]);
+    expect(mean(asR)).toEqual([...aets.forecast({ ...task, options: { estimation: 'r' } }).mean]);
     expect(mean(byDefault)).toEqual([...aets.forecast(task).mean]);
     // The seasonal fit follows the cycle down; R's non-seasonal one cannot.
     expect(Math.max(...mean(byDefault)) - Math.min(...mean(byDefault))).toBeGreaterThan(Math.max(...mean(asR)) - Math.min(...mean(asR)));

@@ -70,7 +70,7 @@ const MODELS: Record<string, ModelSpec> = {
   'aarima-exact': {
     seasonLength: (s) => s.seasonLength,
     load: () => loadOptional('aarima.ts', 'aarima'),
-    options: { arima: { approximation: 'off' } },
+    options: { options: { approximation: 'off' } },
     peers: { R: 'auto.arima', statsforecast: 'AutoARIMA' },
   },
   theta: { seasonLength: (s) => s.seasonLength, load: () => loadOptional('theta.ts', 'theta'), peers: { statsforecast: 'AutoTheta' } },

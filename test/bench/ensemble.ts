@@ -138,7 +138,7 @@ async function runSet(name: SetName, members: string[], windows: number, every: 
     // (models/families/ensemble/ensemble.ts, seatsOnly), and svc-global is trained per profile's group of series.
     const service = createEnsemble((m) => loadMember(m, settings));
     const c0 = process.cpuUsage();
-    const served = await service.forecastBatch(tasks, [], { ensemble: { windows } });
+    const served = await service.forecastBatch(tasks, [], { options: { windows } });
     const dc = process.cpuUsage(c0);
     rows.push(scoreAll('default, as the service runs it', series, served, (dc.user + dc.system) / 1000));
   }

@@ -85,7 +85,7 @@ function scaleOf(values: readonly number[]): number {
 }
 
 function task(y: readonly number[], m: number, horizon: number, quantiles: number[]): ForecastTask {
-  return { history: Float64Array.from(y), horizon, quantiles, seasonLength: m, ets: { estimation: 'r' } };
+  return { history: Float64Array.from(y), horizon, quantiles, seasonLength: m, options: { estimation: 'r' } };
 }
 
 function parseMethod(method: string): EtsSpec {

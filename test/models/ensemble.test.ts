@@ -13,7 +13,7 @@ const options = (
   windows = 5,
   intervals: EnsembleSettings['intervals'] = 'conformal',
 ) => ({
-  ensemble: { members, combination, windows, intervals },
+  options: { members, combination, windows, intervals },
 });
 const trend = (n: number) => Float64Array.from({ length: n }, (_, t) => t);
 const task = (history: Float64Array, horizon: number, seasonLength: number, quantiles = [0.1, 0.9]): ForecastTask => ({
@@ -183,7 +183,7 @@ describe('ensemble model', () => {
     const tasks = [withTimes(wave(48, 0), 0), withTimes(wave(200, 1), 1), withTimes(wave(48, 2), 2)];
     const mixed = await ensemble.forecastBatch(tasks, []);
     const alone = (p: typeof SHORT_SERIES_PROFILE, ts: ForecastTask[]) =>
-      ensemble.forecastBatch(ts, [], { ensemble: { members: p.members, combination: p.combination, intervals: p.intervals, windows: 5 } });
+      ensemble.forecastBatch(ts, [], { options: { members: p.members, combination: p.combination, intervals: p.intervals, windows: 5 } });
     const [short0, short2] = await alone(SHORT_SERIES_PROFILE, [tasks[0], tasks[2]]);
     const [long1] = await alone(LONG_SERIES_PROFILE, [tasks[1]]);
     expect(mixed[0]).toEqual(short0);
@@ -193,7 +193,7 @@ describe('ensemble model', () => {
     const [asLong] = await alone(LONG_SERIES_PROFILE, [tasks[0]]);
     expect(asLong.mean).not.toEqual(short0.mean);
     // Naming only the members keeps each series' own source of quantiles.
-    const [short0Named, long1Named] = await ensemble.forecastBatch([tasks[0], tasks[1]], [], { ensemble: { members: ['aets', 'theta'], windows: 5 } });
+    const [short0Named, long1Named] = await ensemble.forecastBatch([tasks[0], tasks[1]], [], { options: { members: ['aets', 'theta'], windows: 5 } });
     const [short0Members] = await ensemble.forecastBatch([tasks[0]], [], options(['aets', 'theta'], 'mean', 5, 'members'));
     const [long1Conformal] = await ensemble.forecastBatch([tasks[1]], [], options(['aets', 'theta'], 'weighted', 5, 'conformal'));
     expect(short0Named).toEqual(short0Members);

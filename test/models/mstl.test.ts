@@ -57,7 +57,7 @@ describe('mstl against statsforecast MSTL', () => {
       Array.from(rest.quantiles[1], (v, j) => v + c.seasonal_forecast[j]),
       1e-7,
     );
-    const withArima = mstl.forecast({ ...task, mstl: { trendModel: 'aarima' } });
+    const withArima = mstl.forecast({ ...task, options: { trendModel: 'aarima' } });
     const arimaRest = aarima.forecast({ history: Float64Array.from(c.adjusted), horizon: c.h, quantiles: [0.1, 0.9], seasonLength: 1 });
     expectClose(
       withArima.mean,

@@ -1,4 +1,5 @@
 import type { Regressors } from './arima-estimation.ts';
+import { aarimaOptions } from './aarima-config.ts';
 import { AutoArimaError, forecastModel } from './auto-arima-model.ts';
 import { autoArima } from './search.ts';
 import { isConstant } from './unit-root.ts';
@@ -46,7 +47,7 @@ export function autoArimaForecast(task: ForecastTask): ForecastOutput {
   let model;
   try {
     // undefined: R's rule (by length and period); statsforecast's AutoARIMA passes False.
-    const approximation = task.arima?.approximation === 'off' ? false : undefined;
+    const approximation = aarimaOptions(task).approximation === 'off' ? false : undefined;
     model = autoArima(y, { m: task.seasonLength, xreg: xreg?.fit ?? null, approximation });
   } catch (err) {
     // R stops on these too ("Not enough data to proceed", "No suitable ARIMA model found",

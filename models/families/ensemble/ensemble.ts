@@ -6,6 +6,7 @@ import {
   type Combination,
   type ContextSeries,
   type EnsembleIntervals,
+  type EnsembleSettings,
   type ForecastOutput,
   type ForecastTask,
   type GlobalBatchOptions,
@@ -45,9 +46,9 @@ export type Combining = Pick<EnsembleProfile, 'combination' | 'intervals'>;
  * Long or strongly seasonal series (M4 Hourly and Weekly, BENCHMARKS.md "ensemble"): the
  * statistical models cheap enough to fit six times on a long history, and svc-global, weighted by
  * their window errors, which there rest on hundreds of points and push weak members (theta on
- * hourly data) down. aarima is left out: its seasonal search costs seconds per long series, six
- * times over; ces made neither set better. Conformal quantiles from the windows: their 80%
- * intervals covered 80.1% of M4 Hourly and 79.9% of M4 Weekly.
+ * hourly data) down. aarima is left out: its seasonal search is slow on long series, six times
+ * over; ces made neither set better. Conformal quantiles from the windows cover as they should
+ * there (docs/decisions/004-ensemble-profile-per-series.md).
  */
 export const LONG_SERIES_PROFILE: EnsembleProfile = {
   members: ['aets', 'theta', 'mstl', 'svc-global', 'seasonal-naive'],
@@ -60,12 +61,11 @@ export const LONG_SERIES_PROFILE: EnsembleProfile = {
  * ETS, ARIMA, CES and Theta (the four of the SCUM combination), mstl (a decomposition with an ETS
  * trend: on daily data it models the week) and svc-global, with equal weights. Windows inside a
  * history of a few dozen points train on a fraction of it, so weights learned there are noise
- * more than signal (the forecast combination puzzle): on yearly, quarterly and monthly series
- * built from M4 and on R's quarterly examples the equal mean of these six beat the long profile by
- * 4.8% to 7.5% MASE, and matched it on R's monthly examples and on daily series. aarima is cheap
- * enough here: it is where R's auto.arima itself searches without approximation. Quantiles: the
- * members' own, averaged around the mean; against conformal quantiles from the same windows they
- * scored a better scaled CRPS on every short set measured and covered nearer 80%.
+ * more than signal (the forecast combination puzzle), and the equal mean of these six forecast
+ * short series better than the long profile. aarima is cheap enough here: it is where R's
+ * auto.arima itself searches without approximation. Quantiles: the members' own, averaged around
+ * the mean, which scored better than conformal ones from the same windows
+ * (docs/decisions/004-ensemble-profile-per-series.md, 005-ensemble-windows-and-quantiles.md).
  */
 export const SHORT_SERIES_PROFILE: EnsembleProfile = {
   members: ['aets', 'aarima', 'theta', 'ces', 'mstl', 'svc-global'],
@@ -100,21 +100,20 @@ export interface EnsembleRuns {
  * Whether a combination reads the members' window forecasts: for the weights, or for conformal
  * scores. The equal mean or median with the members' own quantiles reads only which members could
  * forecast the windows, and a member that can forecast the earliest (shortest) window can
- * forecast the later ones: on the short sets of BENCHMARKS.md (1,219 series, six members) seating
- * members by the earliest window and by all of them agreed on every series. Such a combination
- * runs one window per task instead of all (a third of the fits with 5 windows).
+ * forecast the later ones: on the short sets of BENCHMARKS.md seating members by the earliest
+ * window and by all of them agreed on every series. Such a combination runs one window per task
+ * instead of all.
  */
 export function seatsOnly({ combination, intervals }: Combining): boolean {
   return combination !== 'weighted' && intervals === 'members';
 }
 
 /**
- * The ensemble's `aets` estimates as R's `ets()`: measured on the M4 subsets (BENCHMARKS.md),
- * the ensemble is as accurate with it as with statsforecast's estimation (0.772 against 0.784
- * Hourly, 0.357 against 0.358 Weekly) and four times cheaper on weekly data, where R's drops
- * the 52-week season that `mstl` covers anyway.
+ * The ensemble's `aets` estimates as R's `ets()`: the ensemble is as accurate with it as with
+ * statsforecast's estimation, and much cheaper on weekly data, where R's drops the 52-week season
+ * that `mstl` covers anyway (docs/decisions/008-aets-estimates-as-statsforecast.md).
  */
-const asREts = (task: ForecastTask): ForecastTask => ({ ...task, ets: { estimation: 'r' } });
+const asREts = (task: ForecastTask): ForecastTask => ({ ...task, options: { estimation: 'r' } });
 
 /**
  * Every member's forecasts of every task and window: the part that costs, apart from the
@@ -204,7 +203,7 @@ export function createEnsemble(load: MemberLoader): GlobalModel {
   return {
     name: 'ensemble',
     async forecastBatch(tasks: readonly ForecastTask[], context: readonly ContextSeries[], options: GlobalBatchOptions = {}): Promise<ForecastOutput[]> {
-      const settings = options.ensemble ?? { windows: DEFAULT_WINDOWS };
+      const settings = (options.options as EnsembleSettings | undefined) ?? { windows: DEFAULT_WINDOWS };
       // Series that get the same members and combination run together (a global member learns
       // across them); what the request leaves open is chosen per series by its profile.
       const groups = new Map<string, { profile: EnsembleProfile; indices: number[] }>();

@@ -1,3 +1,4 @@
+import { aetsOptions } from './aets-config.ts';
 import { predictive } from './ets-intervals.ts';
 import { NoModelError, selectEts } from './select.ts';
 import { advanceState } from './ets-state-space.ts';
@@ -26,7 +27,7 @@ export function fitAets(task: ForecastTask): EtsFit {
   // R keeps ts frequencies as given; a fractional period cannot index seasonal states, so round.
   const m = Math.max(1, Math.round(task.seasonLength));
   try {
-    return selectEts(task.history, m, task.ets?.estimation ?? 'statsforecast').best;
+    return selectEts(task.history, m, aetsOptions(task).estimation).best;
   } catch (err) {
     if (err instanceof NoModelError) throw new ModelInputError(`aets could not fit any ETS model: ${err.message}`);
     throw err;

@@ -1,5 +1,6 @@
 import { aarima } from '../arima/aarima.ts';
 import { aets } from '../ets/aets.ts';
+import { mstlOptions } from './mstl-config.ts';
 import { mstlDecompose, seasonalForecast } from './mstl-decomposition.ts';
 import { ModelInputError, type ForecastOutput, type ForecastTask, type LocalModel } from '../../contract/model-interface.ts';
 
@@ -20,7 +21,7 @@ export function mstlForecast(task: ForecastTask): ForecastOutput {
   if (history.length < 2) throw new ModelInputError(`mstl needs at least 2 observations of history; got ${history.length}`);
   if (!(Number.isInteger(horizon) && horizon >= 1)) throw new ModelInputError(`mstl needs a whole horizon of at least 1; got ${horizon}`);
   const decomposition = mstlDecompose(history, task.seasonLengths ?? [task.seasonLength]);
-  const trendModel = TREND_MODELS[task.mstl?.trendModel ?? 'aets'];
+  const trendModel = TREND_MODELS[mstlOptions(task).trendModel];
   const rest = trendModel.forecast({
     history: decomposition.adjusted,
     horizon,

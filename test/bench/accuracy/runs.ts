@@ -15,7 +15,7 @@ export interface ModelSpec {
   readonly seasonLengths?: (s: M4Series) => number[];
   readonly load: () => Promise<Loaded>;
   /** What the model reads beyond its season (model_config settings, e.g. aarima's approximation). */
-  readonly options?: Pick<ForecastTask, 'arima' | 'ets'>;
+  readonly options?: Pick<ForecastTask, 'options'>;
   /** Each peer's method this model is measured against, by peer name ("R", "statsforecast"). */
   readonly peers?: Readonly<Record<string, string>>;
 }

@@ -1,0 +1,48 @@
+import { z } from 'zod';
+import { modelConfig, SeasonLength } from '../../contract/model-config.ts';
+import type { EnsembleSettings } from '../../contract/model-interface.ts';
+import { COMBINATIONS, ENSEMBLE_INTERVALS } from './combine.ts';
+import { DEFAULT_WINDOWS, LONG_SERIES_PROFILE, SHORT_SERIES_MAX_LENGTH, SHORT_SERIES_MAX_SEASON, SHORT_SERIES_PROFILE } from './ensemble.ts';
+
+/** Models an ensemble may combine: those that need no exported weights. */
+export const ENSEMBLE_MEMBERS = ['naive', 'seasonal-naive', 'aets', 'aarima', 'theta', 'ces', 'mstl', 'svc-global'] as const;
+
+const shortSeries = `series of at most ${SHORT_SERIES_MAX_LENGTH} observations with a season of at most ${SHORT_SERIES_MAX_SEASON}`;
+
+/** The ensemble's settings (ensemble.ts); left out, they are the measured winners for each series' length. */
+export const ensembleConfig = modelConfig(
+  z.strictObject({
+    season_length: SeasonLength.default(null),
+    members: z
+      .array(z.enum(ENSEMBLE_MEMBERS))
+      .min(2)
+      .refine((m) => new Set(m).size === m.length, 'members must be distinct')
+      .meta({ uniqueItems: true })
+      .optional()
+      .meta({
+        description: `The models combined: statistical models and svc-global. Left out: ${SHORT_SERIES_PROFILE.members.join(', ')} for ${shortSeries}; ${LONG_SERIES_PROFILE.members.join(', ')} for longer or more seasonal ones.`,
+      }),
+    combination: z
+      .enum(COMBINATIONS)
+      .optional()
+      .meta({
+        description: `\`weighted\`: each member weighted by the inverse of its mean squared error in the validation windows of the series' own history; \`mean\`: equal weights; \`median\`: the members' median at each step. Left out: \`${SHORT_SERIES_PROFILE.combination}\` for ${shortSeries}, \`${LONG_SERIES_PROFILE.combination}\` for the others.`,
+      }),
+    intervals: z
+      .enum(ENSEMBLE_INTERVALS)
+      .optional()
+      .meta({
+        description: `Where the quantiles come from. \`conformal\`: the combined forecast's errors in the validation windows. \`members\`: each member's own quantiles as offsets from its mean, combined with the members' weights around the combined mean. Left out: \`${SHORT_SERIES_PROFILE.intervals}\` for ${shortSeries} (their windows train on a fraction of a short history), \`${LONG_SERIES_PROFILE.intervals}\` for the others.`,
+      }),
+    conformal_windows: z.int().min(2).max(100).default(DEFAULT_WINDOWS).meta({
+      description:
+        "Rolling-origin validation windows inside each history: the members' errors there weigh them (a member that refuses a window sits the series out), the combination's give its conformal quantiles. A history too short for two windows (2 x horizon + 1 observations) gets equal weights and the mean of the members' own quantiles.",
+    }),
+  }),
+  (config): EnsembleSettings => ({
+    ...(config.members && { members: config.members }),
+    ...(config.combination && { combination: config.combination }),
+    ...(config.intervals && { intervals: config.intervals }),
+    windows: config.conformal_windows,
+  }),
+);
