@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Environment } from '../../config.ts';
 import { tempDataDir } from '../api/helpers.ts';
 import { freePort } from '../store/minio.ts';
-import { api, finished, killEverything, startProcess, waitForApi } from './service-processes.ts';
+import { api, finished, killEverything, startProcess, waitForApi, type RunningProcess } from './service-processes.ts';
 import { startTestTemporal } from './temporal-env.ts';
 import { makeCertificates, nginxMissing, SERVER_NAME, startTlsFront, type Certificates, type TlsFront } from './tls-front.ts';
 
@@ -25,6 +25,17 @@ async function startFails(entry: 'bin/server.ts' | 'bin/worker.ts', env: Environ
   const started = startProcess(entry, { ...env, PORT: String(await freePort()), HOST: '127.0.0.1' });
   const { code } = await started.exited;
   return { code, stderr: started.stderr() };
+}
+
+/** Once the API on `port` answers, one small job through it: the status it ends in. */
+async function jobThrough(port: number, server: RunningProcess): Promise<string> {
+  await waitForApi(port).catch((error: Error) => {
+    throw new Error(`${error.message}: ${server.stderr()}`);
+  });
+  const index = Array.from({ length: 30 }, (_, t) => new Date(Date.UTC(2024, 0, 1) + t * 86_400_000).toISOString().slice(0, 10));
+  const submitted = await api(port, 'POST', '/forecast-jobs?model=naive', { series: [{ index, target: index.map((_, t) => t % 7) }], horizon: 3, freq: 'D' });
+  expect(submitted.status, JSON.stringify(submitted.body)).toBe(200);
+  return (await finished(port, submitted.body.job_id, 60_000)).status;
 }
 
 describe.skipIf(missing !== null)(`Temporal behind mutual TLS${missing ? ` (skipped: ${missing})` : ''}`, () => {
@@ -75,18 +86,7 @@ describe.skipIf(missing !== null)(`Temporal behind mutual TLS${missing ? ` (skip
       HOST: '127.0.0.1',
       RUN_WORKER: 'false',
     });
-    await waitForApi(apiPort).catch((error: Error) => {
-      throw new Error(`${error.message}: ${server.stderr()}`);
-    });
-    const index = Array.from({ length: 30 }, (_, t) => new Date(Date.UTC(2024, 0, 1) + t * 86_400_000).toISOString().slice(0, 10));
-    const submitted = await api(apiPort, 'POST', '/forecast-jobs?model=naive', {
-      series: [{ index, target: index.map((_, t) => t % 7) }],
-      horizon: 3,
-      freq: 'D',
-    });
-    expect(submitted.status, JSON.stringify(submitted.body)).toBe(200);
-    const done = await finished(apiPort, submitted.body.job_id, 60_000);
-    expect(done.status).toBe('completed');
+    expect(await jobThrough(apiPort, server)).toBe('completed');
   }, 120_000);
 
   test('a wrong CA, a missing or foreign client certificate, a wrong server name and an unreachable address stop the start naming the setting', async () => {
@@ -138,17 +138,7 @@ describe.skipIf(missing !== null)(`Temporal behind mutual TLS${missing ? ` (skip
     const apiPort = await freePort();
     // The in-process worker this time: both the client's connection and the worker's send the key.
     const server = startProcess('bin/server.ts', { ...cloud, DATA_DIR: tempDataDir(), PORT: String(apiPort), HOST: '127.0.0.1' });
-    await waitForApi(apiPort).catch((error: Error) => {
-      throw new Error(`${error.message}: ${server.stderr()}`);
-    });
-    const index = Array.from({ length: 30 }, (_, t) => new Date(Date.UTC(2024, 0, 1) + t * 86_400_000).toISOString().slice(0, 10));
-    const submitted = await api(apiPort, 'POST', '/forecast-jobs?model=naive', {
-      series: [{ index, target: index.map((_, t) => t % 7) }],
-      horizon: 3,
-      freq: 'D',
-    });
-    expect(submitted.status, JSON.stringify(submitted.body)).toBe(200);
-    expect((await finished(apiPort, submitted.body.job_id, 60_000)).status).toBe('completed');
+    expect(await jobThrough(apiPort, server)).toBe('completed');
 
     const dataDir = tempDataDir();
     const wrong = await startFails('bin/worker.ts', { ...cloud, DATA_DIR: dataDir, TEMPORAL_API_KEY: 'stale-key' });
