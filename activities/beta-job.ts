@@ -6,7 +6,7 @@ import { backtestSettings, planForecasts, runBacktest, targetForecasts } from '.
 import { planBetaChunks } from '../engine/beta/job-plan.ts';
 import { locatorSource, type LocatorConfig } from '../engine/beta/locator.ts';
 import { BetaQuery } from '../engine/beta/query-schema.ts';
-import { inputColumns, queryFrequency } from '../engine/beta/query-fields.ts';
+import { resolveBetaQuery } from '../engine/beta/resolved-query.ts';
 import { parquetSource, type BetaSources, type TableSource } from '../engine/beta/table-sources.ts';
 import type { Engine } from '../engine/engine.ts';
 import type { FieldPath } from '../engine/errors.ts';
@@ -15,6 +15,7 @@ import { requireRunnableModel } from '../engine/model-checks.ts';
 import type { JobStore } from '../store/job-store.ts';
 import type { JobMeta, StoredSource } from '../store/layout.ts';
 import type { JobDocuments } from './job-documents.ts';
+import type { JobPlan, KindActivities } from './job-kinds.ts';
 
 /**
  * A beta job's two steps: planning (the uploaded parts fetched from the store to a local folder,
@@ -37,11 +38,11 @@ export interface BetaDependencies {
 
 /** Rebuilds the job's sources from where they were stored: parts from local copies, locators as they were given. */
 async function storedSources(deps: BetaDependencies, jobId: string, dir: string): Promise<BetaSources> {
-  const stored = await deps.store.betaSources(jobId);
+  const stored = await deps.store.beta.sources(jobId);
   const open = async (source: StoredSource, at: FieldPath): Promise<TableSource> => {
     if ('locator' in source) return locatorSource(source.locator, deps.locator, { root: 'request', path: at });
     const file = path.join(dir, `part-${source.part}`);
-    await deps.store.downloadBetaInput(jobId, source.part, file);
+    await deps.store.beta.downloadInput(jobId, source.part, file);
     const label = `part '${source.name}'`;
     const where = { root: 'upload', path: [source.name] } as const;
     return source.format === 'parquet' ? parquetSource(label, where, [file]) : arrowSource(label, where, file);
@@ -52,26 +53,28 @@ async function storedSources(deps: BetaDependencies, jobId: string, dir: string)
   };
 }
 
-export function createBetaActivities(deps: BetaDependencies) {
+/** A beta job's steps; its query is read, parsed and resolved once per worker (`documents`). */
+export function createBetaActivities(deps: BetaDependencies): KindActivities {
   const { engine, store } = deps;
   const documents = deps.documents;
-  const queryOf = (jobId: string) => documents.get(`query/${jobId}`, async () => BetaQuery.parse(await store.betaQuery(jobId)));
+  const queryOf = (jobId: string) => documents.get(`query/${jobId}`, async () => resolveBetaQuery(BetaQuery.parse(await store.beta.query(jobId))));
 
   return {
-    async planBetaJob(meta: JobMeta): Promise<{ chunks: number; forecasts: number; chunkForecasts: number[]; metricRows: number }> {
+    async planJob(meta: JobMeta): Promise<JobPlan> {
       const jobId = meta.job_id;
       const query = await queryOf(jobId);
-      const model = requireRunnableModel(meta.model, engine.settings.models);
+      // A model this worker cannot run fails the job before any work.
+      requireRunnableModel(meta.model, engine.settings.models);
       const dir = path.join(deps.workDir, `${jobId}-${process.pid}-${Date.now()}`);
       await fs.mkdir(dir, { recursive: true });
       try {
         const sources = await storedSources(deps, jobId, dir);
         const plan = await withConnection(deps.db, (c) =>
-          planBetaChunks(c, query, sources, model, { minimumForecastsPerChunk: deps.minimumForecastsPerChunk, dir: path.join(dir, 'chunks') }),
+          planBetaChunks(c, query, sources, { minimumForecastsPerChunk: deps.minimumForecastsPerChunk, dir: path.join(dir, 'chunks') }),
         );
-        for (const [n, chunk] of plan.chunks.entries()) await store.writeBetaChunk(jobId, n, chunk.heads, chunk.file);
+        for (const [n, chunk] of plan.chunks.entries()) await store.beta.writeChunk(jobId, n, chunk.heads, chunk.file);
         const { identifiers, targets, covariates, cutoffs } = plan;
-        await store.writeBetaPlan(jobId, { identifiers, targets, covariates, cutoffs, chunks: plan.chunks.length });
+        await store.beta.writePlan(jobId, { identifiers, targets, covariates, cutoffs, chunks: plan.chunks.length });
         const chunkForecasts = plan.chunks.map((c) => c.forecasts);
         const forecasts = chunkForecasts.reduce((a, b) => a + b, 0);
         return { chunks: plan.chunks.length, forecasts, chunkForecasts, metricRows: forecasts * targets.length };
@@ -81,14 +84,14 @@ export function createBetaActivities(deps: BetaDependencies) {
     },
 
     /** Forecasts one chunk and writes its results, unless `signal` aborts first (the job cancelled: nothing is written). */
-    async runBetaChunk(meta: JobMeta, chunkNumber: number, signal: AbortSignal): Promise<number> {
+    async runChunk(meta: JobMeta, chunkNumber: number, signal: AbortSignal): Promise<number> {
       const jobId = meta.job_id;
       const query = await queryOf(jobId);
       const model = requireRunnableModel(meta.model, engine.settings.models);
-      const plan = await documents.get(`plan/${jobId}`, () => store.betaPlan(jobId));
-      const freq = queryFrequency(inputColumns(query));
-      const settings = backtestSettings(query, model, freq);
-      const series = await store.betaChunk(jobId, chunkNumber, { freq, targets: plan.targets.length, covariates: plan.covariates });
+      const plan = await documents.get(`plan/${jobId}`, () => store.beta.plan(jobId));
+      const { freq } = query;
+      const settings = backtestSettings(query, model);
+      const series = await store.beta.chunk(jobId, chunkNumber, { freq, targets: plan.targets.length, covariates: plan.covariates });
       const planned = planForecasts(series, plan.cutoffs, freq, settings.refit);
       const outputs = await runBacktest(engine.cancellable(signal), model, settings, planned, plan, 'background');
       const names = {
@@ -101,7 +104,7 @@ export function createBetaActivities(deps: BetaDependencies) {
         horizon: settings.horizon,
       };
       signal.throwIfAborted();
-      await store.writeBetaResults(names, chunkNumber, targetForecasts(planned, outputs, settings));
+      await store.beta.writeResults(names, chunkNumber, targetForecasts(planned, outputs, settings));
       return planned.length;
     },
   };

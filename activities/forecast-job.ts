@@ -6,10 +6,13 @@ import { splitIntoChunks } from '../engine/jobs/chunking.ts';
 import { seriesAreCoupled } from '../engine/plan.ts';
 import { modelEntry } from '../models/contract/model-registry.ts';
 import type { JobStore } from '../store/job-store.ts';
-import { jobKind, type JobMeta } from '../store/layout.ts';
+import { jobKind, type JobKind, type JobMeta } from '../store/layout.ts';
 import { jobChunkDuration } from '../telemetry/prometheus-metrics.ts';
 import { createBetaActivities, type BetaDependencies } from './beta-job.ts';
 import { JobDocuments } from './job-documents.ts';
+import type { JobPlan, KindActivities } from './job-kinds.ts';
+
+export type { JobPlan } from './job-kinds.ts';
 
 export interface ActivityDependencies {
   engine: Engine;
@@ -18,14 +21,6 @@ export interface ActivityDependencies {
   forecastsPerChunk: number;
   /** What beta jobs need beside: their DuckDB database, locator rules and a local work folder. */
   beta: Pick<BetaDependencies, 'db' | 'locator' | 'workDir'>;
-}
-
-export interface JobPlan {
-  chunks: number;
-  forecasts: number;
-  chunkForecasts: number[];
-  /** Metrics rows the job writes when that is not one per forecast (a beta job: one per forecast and target). */
-  metricRows?: number;
 }
 
 export interface JobSummary {
@@ -80,29 +75,48 @@ async function heartbeating<T>(work: (signal: AbortSignal) => Promise<T>): Promi
   }
 }
 
+/** A forecast job's steps: its request split into chunks of series and creation dates, each forecast by the engine. */
+function forecastActivities({ engine, store, forecastsPerChunk }: Pick<ActivityDependencies, 'engine' | 'store' | 'forecastsPerChunk'>): KindActivities {
+  return {
+    /** Same input, same chunks. */
+    async planJob(meta: JobMeta): Promise<JobPlan> {
+      const jobId = meta.job_id;
+      const request = await store.request(jobId);
+      const entry = modelEntry(meta.model);
+      const coupled = entry !== undefined && seriesAreCoupled(request, entry);
+      const chunks = splitIntoChunks(request, forecastsPerChunk, coupled);
+      await Promise.all(chunks.map((chunk, n) => store.writeChunk(jobId, n, chunk)));
+      const chunkForecasts = chunks.map((c) => c.fcdPositions.reduce((s, f) => s + f.length, 0));
+      return { chunks: chunks.length, forecasts: chunkForecasts.reduce((a, b) => a + b, 0), chunkForecasts };
+    },
+
+    async runChunk(meta: JobMeta, chunkNumber: number, signal: AbortSignal): Promise<number> {
+      const chunk = await store.chunk(meta.job_id, chunkNumber);
+      const rows = await computePredictions(engine.cancellable(signal), chunk.request, meta.model, 'background', undefined, chunk.refitFcds);
+      const results = rows.map(({ planned, prediction }) => ({
+        seriesIndex: chunk.seriesIndex[planned.seriesIndex],
+        fcdIndex: chunk.fcdPositions[planned.seriesIndex][planned.fcdPosition],
+        fcd: planned.fcd,
+        serie: chunk.request.series[planned.seriesIndex],
+        prediction,
+      }));
+      signal.throwIfAborted();
+      await store.writeResults(meta, chunkNumber, results);
+      return rows.length;
+    },
+  };
+}
+
 /**
  * Activities: thin wrappers that read a job's objects from the store, call the engine and write
- * the results back. Forecast jobs and beta jobs share the workflow; these dispatch on the kind.
+ * the results back. Forecast jobs and beta jobs share the workflow; each step is the job's kind's.
  */
 export function createActivities({ engine, store, forecastsPerChunk, beta }: ActivityDependencies) {
   const documents = new JobDocuments();
-  const betaJobs = createBetaActivities({ engine, store, ...beta, minimumForecastsPerChunk: forecastsPerChunk, documents });
-
-  async function runOneChunk(meta: JobMeta, chunkNumber: number, signal: AbortSignal): Promise<number> {
-    if (jobKind(meta) === 'beta') return betaJobs.runBetaChunk(meta, chunkNumber, signal);
-    const chunk = await store.chunk(meta.job_id, chunkNumber);
-    const rows = await computePredictions(engine.cancellable(signal), chunk.request, meta.model, 'background', undefined, chunk.refitFcds);
-    const results = rows.map(({ planned, prediction }) => ({
-      seriesIndex: chunk.seriesIndex[planned.seriesIndex],
-      fcdIndex: chunk.fcdPositions[planned.seriesIndex][planned.fcdPosition],
-      fcd: planned.fcd,
-      serie: chunk.request.series[planned.seriesIndex],
-      prediction,
-    }));
-    signal.throwIfAborted();
-    await store.writeResults(meta, chunkNumber, results);
-    return rows.length;
-  }
+  const kinds: Record<JobKind, KindActivities> = {
+    forecast: forecastActivities({ engine, store, forecastsPerChunk }),
+    beta: createBetaActivities({ engine, store, ...beta, minimumForecastsPerChunk: forecastsPerChunk, documents }),
+  };
 
   return {
     /** Splits the stored input into chunks; safe to repeat (same input, same chunks). */
@@ -110,14 +124,7 @@ export function createActivities({ engine, store, forecastsPerChunk, beta }: Act
       // The workflow gives planning a heartbeat timeout (a beta job's schema logic may run long), so both kinds beat.
       return heartbeating(async () => {
         const meta = await jobMeta(store, jobId);
-        if (jobKind(meta) === 'beta') return betaJobs.planBetaJob(meta);
-        const request = await store.request(jobId);
-        const entry = modelEntry(meta.model);
-        const coupled = entry !== undefined && seriesAreCoupled(request, entry);
-        const chunks = splitIntoChunks(request, forecastsPerChunk, coupled);
-        await Promise.all(chunks.map((chunk, n) => store.writeChunk(jobId, n, chunk)));
-        const chunkForecasts = chunks.map((c) => c.fcdPositions.reduce((s, f) => s + f.length, 0));
-        return { chunks: chunks.length, forecasts: chunkForecasts.reduce((a, b) => a + b, 0), chunkForecasts };
+        return kinds[jobKind(meta)].planJob(meta);
       });
     },
 
@@ -125,9 +132,10 @@ export function createActivities({ engine, store, forecastsPerChunk, beta }: Act
     async runChunk(jobId: string, chunkNumber: number): Promise<number> {
       return heartbeating(async (signal) => {
         const meta = await documents.get(`meta/${jobId}`, () => jobMeta(store, jobId));
-        const timer = jobChunkDuration.startTimer({ kind: jobKind(meta) });
+        const kind = jobKind(meta);
+        const timer = jobChunkDuration.startTimer({ kind });
         try {
-          return await runOneChunk(meta, chunkNumber, signal);
+          return await kinds[kind].runChunk(meta, chunkNumber, signal);
         } finally {
           timer();
         }

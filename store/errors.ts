@@ -11,3 +11,9 @@ export class StoreUnavailableError extends Error {
     });
   }
 }
+
+/** A document a job cannot be without (its request, query, plan or a chunk), or an error naming what is missing. */
+export function required<T>(value: T | null, what: string): T {
+  if (value === null) throw new Error(`${what} is missing from the job store`);
+  return value;
+}

@@ -4,46 +4,26 @@ import type { StorageConfig } from '../config.ts';
 import type { Chunk } from '../engine/jobs/chunking.ts';
 import type { ForecastRequest } from '../engine/request-schema.ts';
 import type { Prediction } from '../engine/response-schema.ts';
-import {
-  betaChunkValuesKey,
-  betaInputKey,
-  betaPlanKey,
-  betaQueryKey,
-  betaSourcesKey,
-  jobKind,
-  type BetaPlan,
-  type StoredBetaSources,
-  chunkKey,
-  exportKey,
-  isJobId,
-  jobKey,
-  JOBS,
-  metaKey,
-  partKey,
-  partsKey,
-  requestKey,
-  resultsKey,
-  type JobMeta,
-  type ResultTable,
-} from './layout.ts';
+import { chunkKey, exportKey, isJobId, jobKey, JOBS, metaKey, partsKey, requestKey, resultsKey, type JobMeta, type ResultTable } from './layout.ts';
 import { ActiveJobs } from './active-jobs.ts';
 import { ApiKeys } from './api-keys.ts';
+import { BetaJobFiles } from './beta-job-files.ts';
+import { required } from './errors.ts';
+import { storedKindOf } from './job-kinds.ts';
 import { StoreDatabase } from './store-database.ts';
 import { IdempotencyRecords } from './idempotency-records.ts';
 import { LocalFolder, type ObjectStore } from './object-store.ts';
 import { parseS3Url, S3Bucket } from './s3-bucket.ts';
-import { countRows, forecastOrder, mergeParts, readPredictions, writeResultParts, type ForecastResult } from './results.ts';
-import { betaOrder, readBetaChunkSeries, writeBetaResultParts, type BetaResultNames } from './beta-results.ts';
+import { countRows, mergeParts, readPredictions, writeChunkParts, writeResultParts, type ForecastResult } from './results.ts';
 import { accuracy, rowsPage, type AccuracyRow, type Cell } from './result-queries.ts';
-import type { TargetForecast } from '../engine/beta/backtest.ts';
-import type { Duration } from '../engine/beta/duration.ts';
-import type { PreparedSeries, SeriesHead } from '../engine/beta/prepare.ts';
 
 /**
  * A job's home: its metadata, its validated request, the chunk inputs the workflow plans, and its
  * results as Parquet parts, merged on demand for download. The API and the activities use this
  * and nothing else to read or write a job; where the objects live is the ObjectStore's concern
- * (a local folder or an S3-compatible bucket, STORAGE_URL).
+ * (a local folder or an S3-compatible bucket, STORAGE_URL). What only a beta job has is in `beta`;
+ * where the kinds' results differ (their order, their accuracy rows), the job's kind says
+ * (store/job-kinds.ts).
  */
 export class JobStore {
   private readonly db: StoreDatabase;
@@ -53,12 +33,15 @@ export class JobStore {
   readonly activeJobs: ActiveJobs;
   /** API keys made with the key CLI, shared by every API process of the store (store/api-keys.ts). */
   readonly apiKeys: ApiKeys;
+  /** A beta job's own objects: its uploaded parts, query, sources, plan, chunk inputs and results (store/beta-job-files.ts). */
+  readonly beta: BetaJobFiles;
 
   constructor(private readonly objects: ObjectStore) {
     this.db = new StoreDatabase(objects);
     this.idempotency = new IdempotencyRecords(objects);
     this.activeJobs = new ActiveJobs(objects);
     this.apiKeys = new ApiKeys(objects);
+    this.beta = new BetaJobFiles(objects, this.db);
   }
 
   /** The store STORAGE_URL names: a local folder (`file://`) or an S3-compatible bucket (`s3://`). */
@@ -125,7 +108,7 @@ export class JobStore {
   }
 
   async request(jobId: string): Promise<ForecastRequest> {
-    return this.required(await this.objects.readJson<ForecastRequest>(requestKey(jobId)), `the request of job ${jobId}`);
+    return required(await this.objects.readJson<ForecastRequest>(requestKey(jobId)), `the request of job ${jobId}`);
   }
 
   async writeChunk(jobId: string, chunk: number, value: Chunk): Promise<void> {
@@ -133,7 +116,7 @@ export class JobStore {
   }
 
   async chunk(jobId: string, chunk: number): Promise<Chunk> {
-    return this.required(await this.objects.readJson<Chunk>(chunkKey(jobId, chunk)), `chunk ${chunk} of job ${jobId}`);
+    return required(await this.objects.readJson<Chunk>(chunkKey(jobId, chunk)), `chunk ${chunk} of job ${jobId}`);
   }
 
   /**
@@ -142,7 +125,7 @@ export class JobStore {
    */
   async writeResults(meta: JobMeta, chunk: number, results: readonly ForecastResult[]): Promise<void> {
     const job = { jobId: meta.job_id, model: meta.model, quantiles: meta.quantiles };
-    await this.writeChunkParts(meta.job_id, chunk, (files) => writeResultParts(this.db, files, job, results));
+    await writeChunkParts(this.objects, meta.job_id, chunk, (files) => writeResultParts(this.db, files, job, results));
   }
 
   /** Rows the job's parts hold. */
@@ -166,7 +149,7 @@ export class JobStore {
     if (!(await this.hasParts(jobId, table))) return null;
     const key = exportKey(jobId, table);
     if (!(await this.objects.exists(key))) {
-      const order = jobKind(meta) === 'beta' ? betaOrder((await this.betaPlan(jobId)).identifiers, table) : forecastOrder(table);
+      const order = await storedKindOf(meta).resultOrder(jobId, table, this.beta);
       await this.objects.writeWith(key, (location) => mergeParts(this.db, this.partsGlob(jobId, table), order, location));
     }
     return this.objects.read(key);
@@ -175,7 +158,7 @@ export class JobStore {
   /** Each model's accuracy pooled over the job's scored steps (per target for a beta job); none before any result exists. */
   async accuracy(meta: JobMeta): Promise<AccuracyRow[]> {
     if (!(await this.hasParts(meta.job_id, 'predictions'))) return [];
-    return accuracy(this.db, this.partsGlob(meta.job_id, 'predictions'), meta.quantiles, jobKind(meta) === 'beta');
+    return accuracy(this.db, this.partsGlob(meta.job_id, 'predictions'), meta.quantiles, storedKindOf(meta).accuracyByTarget);
   }
 
   /** A page of the job's metrics (one row per forecast), in its download's order; `seriesIndex` keeps one series of a forecast job. */
@@ -185,64 +168,9 @@ export class JobStore {
   ): Promise<{ total: number; columns: string[]; rows: Record<string, Cell>[] }> {
     const jobId = meta.job_id;
     if (!(await this.hasParts(jobId, 'metrics'))) return { total: 0, columns: [], rows: [] };
-    const order = jobKind(meta) === 'beta' ? betaOrder((await this.betaPlan(jobId)).identifiers, 'metrics') : forecastOrder('metrics');
+    const order = await storedKindOf(meta).resultOrder(jobId, 'metrics', this.beta);
     const where = page.seriesIndex === undefined ? undefined : `series_index = ${Math.trunc(page.seriesIndex)}`;
     return rowsPage(this.db, this.partsGlob(jobId, 'metrics'), order, { offset: page.offset, limit: page.limit, where });
-  }
-
-  /**
-   * Stores a new beta job: its uploaded parts (streamed from the local files the upload went
-   * to), its query and sources, then its metadata: a job whose metadata exists is whole.
-   */
-  async createBeta(meta: JobMeta, query: unknown, sources: StoredBetaSources, files: readonly string[]): Promise<void> {
-    await Promise.all(files.map((file, part) => this.objects.putFile(betaInputKey(meta.job_id, part), file)));
-    await this.objects.writeJson(betaQueryKey(meta.job_id), query);
-    await this.objects.writeJson(betaSourcesKey(meta.job_id), sources);
-    await this.objects.writeJson(metaKey(meta.job_id), meta);
-  }
-
-  async betaQuery(jobId: string): Promise<unknown> {
-    return this.required(await this.objects.readJson<unknown>(betaQueryKey(jobId)), `the query of job ${jobId}`);
-  }
-
-  async betaSources(jobId: string): Promise<StoredBetaSources> {
-    return this.required(await this.objects.readJson<StoredBetaSources>(betaSourcesKey(jobId)), `the sources of job ${jobId}`);
-  }
-
-  /** Streams an uploaded part of a beta job into a local file. */
-  downloadBetaInput(jobId: string, part: number, file: string): Promise<void> {
-    return this.objects.getFile(betaInputKey(jobId, part), file);
-  }
-
-  async writeBetaPlan(jobId: string, plan: BetaPlan): Promise<void> {
-    await this.objects.writeJson(betaPlanKey(jobId), plan);
-  }
-
-  async betaPlan(jobId: string): Promise<BetaPlan> {
-    return this.required(await this.objects.readJson<BetaPlan>(betaPlanKey(jobId)), `the plan of job ${jobId}`);
-  }
-
-  /** A beta chunk's input: its series' heads, and their values from a local Parquet file. */
-  async writeBetaChunk(jobId: string, chunk: number, heads: SeriesHead[], valuesFile: string): Promise<void> {
-    await this.objects.putFile(betaChunkValuesKey(jobId, chunk), valuesFile);
-    await this.objects.writeJson(chunkKey(jobId, chunk), heads);
-  }
-
-  async betaChunk(jobId: string, chunk: number, shape: { freq: Duration; targets: number; covariates: number }): Promise<PreparedSeries[]> {
-    const heads = this.required(await this.objects.readJson<SeriesHead[]>(chunkKey(jobId, chunk)), `chunk ${chunk} of job ${jobId}`);
-    return readBetaChunkSeries(this.db, this.objects.location(betaChunkValuesKey(jobId, chunk)), heads, shape);
-  }
-
-  /** Writes one beta chunk's results; as for forecast jobs, a retry replaces the chunk's parts whole. */
-  async writeBetaResults(names: BetaResultNames, chunk: number, forecasts: Iterable<TargetForecast>): Promise<void> {
-    await this.writeChunkParts(names.jobId, chunk, (files) => writeBetaResultParts(this.db, files, names, forecasts));
-  }
-
-  /** A chunk's predictions and metrics parts, each replacing the chunk's earlier part whole. */
-  private writeChunkParts(jobId: string, chunk: number, produce: (files: Record<ResultTable, string>) => Promise<void>): Promise<void> {
-    return this.objects.writeWith(partKey(jobId, 'predictions', chunk), (predictions) =>
-      this.objects.writeWith(partKey(jobId, 'metrics', chunk), (metrics) => produce({ predictions, metrics })),
-    );
   }
 
   private async hasParts(jobId: string, table: ResultTable): Promise<boolean> {
@@ -251,10 +179,5 @@ export class JobStore {
 
   private partsGlob(jobId: string, table: ResultTable): string {
     return `${this.objects.location(partsKey(jobId, table))}/*.parquet`;
-  }
-
-  private required<T>(value: T | null, what: string): T {
-    if (value === null) throw new Error(`${what} is missing from the job store`);
-    return value;
   }
 }

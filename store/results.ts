@@ -5,7 +5,8 @@ import type { Metrics, Prediction } from '../engine/response-schema.ts';
 import { sqlString } from '../engine/sql.ts';
 import { instantMillis } from '../engine/time-index.ts';
 import type { StoreDatabase } from './store-database.ts';
-import type { ResultTable } from './layout.ts';
+import { partKey, type ResultTable } from './layout.ts';
+import type { ObjectStore } from './object-store.ts';
 
 /**
  * A job's results as Parquet: the columns (defined once here, for writing and reading), one chunk's
@@ -31,6 +32,11 @@ const predictionColumns = (levels: readonly number[]) => [
 ];
 // refitted: false where the model kept an earlier date's fit (the request's refit policy).
 const METRIC_COLUMNS = [...IDENTIFYING, 'known_steps INTEGER', ...METRIC_NAMES.map((m) => `${m} DOUBLE`), 'refitted BOOLEAN'];
+
+/** The column names a forecast job's results use, besides the quantiles' `q_*`. */
+export const FORECAST_RESULT_COLUMNS: readonly string[] = [
+  ...new Set([...predictionColumns([]), ...METRIC_COLUMNS].map((definition) => definition.split(' ')[0].replaceAll('"', ''))),
+];
 
 /** One forecast of a job, as its results record it. */
 export interface ForecastResult {
@@ -84,6 +90,18 @@ export async function writeResultParts(
       ma.endRow();
     }
   });
+}
+
+/** A chunk's predictions and metrics parts, for either kind of job, each replacing the chunk's earlier part whole. */
+export function writeChunkParts(
+  objects: ObjectStore,
+  jobId: string,
+  chunk: number,
+  produce: (files: Record<ResultTable, string>) => Promise<void>,
+): Promise<void> {
+  return objects.writeWith(partKey(jobId, 'predictions', chunk), (predictions) =>
+    objects.writeWith(partKey(jobId, 'metrics', chunk), (metrics) => produce({ predictions, metrics })),
+  );
 }
 
 /**

@@ -4,15 +4,14 @@ import type { ZodOpenApiPathItemObject, ZodOpenApiPathsObject } from 'zod-openap
 import { creationDates } from '../../engine/plan.ts';
 import { quantileKey } from '../../engine/quantile-key.ts';
 import { jobKind, type JobKind, type JobMeta } from '../../store/layout.ts';
+import { API_JOB_KINDS } from '../jobs/job-kinds.ts';
 import type { JobService } from '../jobs/job-service.ts';
 import { HttpError } from '../problem.ts';
-import { BETA_JOBS } from '../routes/beta-jobs.ts';
 import { JobIdParams } from '../schemas/jobs.ts';
 import { ERRORS, jobErrors, jsonResponse, problemResponse } from '../schemas/responses.ts';
 import { parseOr422 } from '../validation.ts';
 import { JobRequests } from './job-requests.ts';
 import {
-  BetaMetricsPageQuery,
   LeaderboardResponse,
   MetricsPageQuery,
   MetricsPageResponse,
@@ -27,9 +26,6 @@ export const MAX_COMPARED_JOBS = 20;
 /** How many of the caller's newest jobs are searched for ones on the same data. */
 const SEARCHED_JOBS = 1000;
 
-/** The prefixes these read-only views serve, by kind of job; the earlier /backtest-jobs variant has none. */
-const PREFIXES: Record<JobKind, string> = { forecast: '/forecast-jobs', beta: BETA_JOBS };
-
 /**
  * What the dashboard reads beyond the job endpoints, as JSON any client may use: a job's
  * leaderboard and metrics table (both kinds of job), and one series of a forecast job with its
@@ -39,8 +35,9 @@ export async function jobResultRoutes(app: FastifyInstance, opts: { jobs: JobSer
   const { jobs } = opts;
   const requests = new JobRequests(jobs.store);
 
+  // Under each kind's prefix; the earlier /backtest-jobs variant has none of these views.
   for (const kind of ['forecast', 'beta'] as const) {
-    const prefix = PREFIXES[kind];
+    const { prefix, metricsPageQuery, comparesSameData } = API_JOB_KINDS[kind];
 
     app.get(`${prefix}/:job_id/leaderboard`, async (request) => {
       const { job_id } = parseOr422(JobIdParams, request.params, 'path');
@@ -48,7 +45,7 @@ export async function jobResultRoutes(app: FastifyInstance, opts: { jobs: JobSer
       const state = await jobs.state(job_id);
       if (state.status !== 'completed')
         throw new HttpError(409, 'job_not_completed', `job '${job_id}' is ${state.status}; its leaderboard is computed once it has completed`);
-      const compared = kind === 'forecast' ? [meta, ...(await sameDataJobs(jobs, requests, meta, request.principal))] : [meta];
+      const compared = comparesSameData ? [meta, ...(await sameDataJobs(jobs, requests, meta, request.principal))] : [meta];
       const rows = (await Promise.all(compared.map(async (m) => (await jobs.store.accuracy(m)).map((row) => ({ job_id: m.job_id, ...row }))))).flat();
       return { job_id, jobs: compared.map((m) => m.job_id), entries: ranked(rows) };
     });
@@ -56,14 +53,14 @@ export async function jobResultRoutes(app: FastifyInstance, opts: { jobs: JobSer
     app.get(`${prefix}/:job_id/metrics`, async (request) => {
       const { job_id } = parseOr422(JobIdParams, request.params, 'path');
       // A beta job's series are named by their identifier columns, not by position: its query has no series_index.
-      const page: z.output<typeof MetricsPageQuery> = parseOr422(kind === 'beta' ? BetaMetricsPageQuery : MetricsPageQuery, request.query, 'query');
+      const page: z.output<typeof MetricsPageQuery> = parseOr422(metricsPageQuery, request.query, 'query');
       const meta = await jobs.meta(job_id, request.principal, kind);
       const found = await jobs.store.metricsPage(meta, { offset: page.offset, limit: page.limit, seriesIndex: page.series_index });
       return { job_id, offset: page.offset, limit: page.limit, ...found };
     });
   }
 
-  app.get(`${PREFIXES.forecast}/:job_id/series/:series_index`, async (request) => {
+  app.get(`${API_JOB_KINDS.forecast.prefix}/:job_id/series/:series_index`, async (request) => {
     const { job_id, series_index } = parseOr422(SeriesParams, request.params, 'path');
     const meta = await jobs.meta(job_id, request.principal, 'forecast');
     const body = await requests.request(job_id);
@@ -106,12 +103,12 @@ export async function jobResultRoutes(app: FastifyInstance, opts: { jobs: JobSer
   });
 }
 
-/** The caller's other completed forecast jobs on the same data and quantile levels, newest first. */
+/** The caller's other completed jobs of the same kind on the same data and quantile levels, newest first. */
 async function sameDataJobs(jobs: JobService, requests: JobRequests, meta: JobMeta, principal: string): Promise<JobMeta[]> {
   const levels = (m: JobMeta) => [...m.quantiles].sort((a, b) => a - b).join(',');
   // Cheap checks first (counts, levels): only jobs that pass them have their request read.
   const candidates = (await jobs.list(principal, SEARCHED_JOBS)).filter(
-    (m) => m.job_id !== meta.job_id && jobKind(m) === 'forecast' && m.series === meta.series && m.forecasts === meta.forecasts && levels(m) === levels(meta),
+    (m) => m.job_id !== meta.job_id && jobKind(m) === jobKind(meta) && m.series === meta.series && m.forecasts === meta.forecasts && levels(m) === levels(meta),
   );
   if (candidates.length === 0) return [];
   const mine = await requests.fingerprint(meta.job_id);
@@ -149,12 +146,12 @@ export function resultViewPaths(): ZodOpenApiPathsObject {
   const problem = problemResponse;
   const json = jsonResponse;
   const path = { path: JobIdParams };
-  const views = (prefix: string, id: string): [string, ZodOpenApiPathItemObject][] => [
+  const views = (kind: JobKind, { prefix, metricsPageQuery } = API_JOB_KINDS[kind]): [string, ZodOpenApiPathItemObject][] => [
     [
       `${prefix}/{job_id}/leaderboard`,
       {
         get: {
-          operationId: `${id}Leaderboard`,
+          operationId: `${kind}Leaderboard`,
           summary:
             "The completed job's model ranked with the caller's other completed jobs on the same data: mae, mape, crps, wape and scaled_bias pooled over every scored step, computed by DuckDB from the result Parquet.",
           requestParams: path,
@@ -170,18 +167,18 @@ export function resultViewPaths(): ZodOpenApiPathsObject {
       `${prefix}/{job_id}/metrics`,
       {
         get: {
-          operationId: `${id}MetricsPage`,
+          operationId: `${kind}MetricsPage`,
           summary:
             "A page of the job's metrics, one row per forecast (series and creation date), as its metrics Parquet has them; rows appear as the job runs.",
-          requestParams: { ...path, query: id === 'beta' ? BetaMetricsPageQuery : MetricsPageQuery },
+          requestParams: { ...path, query: metricsPageQuery },
           responses: { '200': json('The rows.', MetricsPageResponse), ...errors },
         },
       },
     ],
   ];
   return Object.fromEntries([
-    ...views('/forecast-jobs', 'forecast'),
-    ...views(BETA_JOBS, 'beta'),
+    ...views('forecast'),
+    ...views('beta'),
     [
       '/forecast-jobs/{job_id}/series/{series_index}',
       {

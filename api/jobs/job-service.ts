@@ -12,6 +12,7 @@ import { jobKind, type JobKind, type JobMeta, type StoredBetaSources } from '../
 import type { JobProgress } from '../../workflows/forecast-job.ts';
 import type { Quotas } from '../../config.ts';
 import { HttpError } from '../problem.ts';
+import { API_JOB_KINDS } from './job-kinds.ts';
 import { concurrentJobsExceeded, requireForecastsWithin, requireSeriesWithin, tooManySubmissionsAtOnce } from '../quotas.ts';
 
 export type JobState =
@@ -97,7 +98,7 @@ export class JobService {
       forecasts: null,
       quantiles: [...input.quantiles],
     };
-    return this.start(meta, () => this.store.createBeta(meta, input.query, input.sources, input.files), admission.quotas?.concurrentJobs ?? 0);
+    return this.start(meta, () => this.store.beta.create(meta, input.query, input.sources, input.files), admission.quotas?.concurrentJobs ?? 0);
   }
 
   /**
@@ -170,10 +171,8 @@ export class JobService {
     const meta = await this.store.meta(jobId);
     if (!meta) throw new HttpError(404, 'not_found', `no job '${jobId}'`);
     if (meta.principal !== principal) throw new HttpError(403, 'forbidden', `job '${jobId}' belongs to another principal`);
-    if (jobKind(meta) !== kind) {
-      const where = jobKind(meta) === 'beta' ? `/v1-beta/forecast-jobs/${jobId}` : `/forecast-jobs/${jobId}`;
-      throw new HttpError(404, 'not_found', `job '${jobId}' is a ${jobKind(meta)} job: read it at ${where}`);
-    }
+    const actual = jobKind(meta);
+    if (actual !== kind) throw new HttpError(404, 'not_found', `job '${jobId}' is a ${actual} job: read it at ${API_JOB_KINDS[actual].prefix}/${jobId}`);
     return meta;
   }
 

@@ -3,15 +3,15 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
 import { checkInputColumns } from '../../engine/beta/prepare.ts';
-import { inputColumns, summariseRoles, type BetaQuery } from '../../engine/beta/query-fields.ts';
+import type { ResolvedBetaQuery } from '../../engine/beta/resolved-query.ts';
 import type { BetaSources } from '../../engine/beta/table-sources.ts';
 import { invalidRequest, requestField } from '../../engine/errors.ts';
 import { withConnection } from '../../engine/sql.ts';
-import { quantileLevels } from '../../engine/tasks.ts';
-import { BETA_RESULT_COLUMNS } from '../../store/beta-results.ts';
+import { betaKind } from '../../store/job-kinds.ts';
 import { storedSources } from '../beta/upload-sources.ts';
 import { newUploadDir, removeUpload, type Upload } from '../beta/upload.ts';
 import { idempotencyKey, REPLAYED_HEADER, requestFingerprint, type IdempotentSubmissions } from '../idempotent-submissions.ts';
+import { BETA_JOBS } from '../jobs/job-kinds.ts';
 import type { JobService } from '../jobs/job-service.ts';
 import type { QuotaPolicy } from '../quotas.ts';
 import { BETA_ROOTS } from '../problem.ts';
@@ -25,12 +25,10 @@ import { controlPaths, deleteOperation, jobControlRoutes } from './job-control.t
 /** A beta call's body, received and checked as far as is cheap (routes/beta.ts). */
 export interface CheckedUpload {
   model: string;
-  query: BetaQuery;
+  query: ResolvedBetaQuery;
   upload: Upload;
   sources: BetaSources;
 }
-
-export const BETA_JOBS = '/v1-beta/forecast-jobs';
 
 const BetaJobStatus = z
   .object({
@@ -51,16 +49,16 @@ const BetaJobStatus = z
  * Identifiers become result columns under their own names, so a name the results use for
  * something else is refused before the job exists (DuckDB's names ignore case).
  */
-function refuseReservedIdentifiers(query: BetaQuery): void {
-  const reserved = new Set<string>(BETA_RESULT_COLUMNS);
-  const key = query.input.columns ? 'columns' : 'schema';
-  const clashes = summariseRoles(inputColumns(query)).identifiers.filter((name) => reserved.has(name.toLowerCase()) || /^q_/i.test(name));
+function refuseReservedIdentifiers(query: ResolvedBetaQuery): void {
+  const columns = betaKind.resultColumns;
+  const reserved = new Set<string>(columns);
+  const clashes = query.roles.identifiers.filter((name) => reserved.has(name.toLowerCase()) || /^q_/i.test(name));
   if (clashes.length === 0) return;
   const message = (name: string) =>
-    `identifier '${name}' would share its name with a result column of beta jobs (${BETA_RESULT_COLUMNS.join(', ')}, q_*); rename the column (or use POST /v1-beta/forecast)`;
+    `identifier '${name}' would share its name with a result column of beta jobs (${columns.join(', ')}, q_*); rename the column (or use POST /v1-beta/forecast)`;
   throw invalidRequest(
     message(clashes[0]),
-    clashes.map((name) => requestField(['input', key, name], message(name))),
+    clashes.map((name) => requestField([...query.rolesPath, name], message(name))),
   );
 }
 
@@ -99,8 +97,8 @@ export function betaJobRoutes(
             query: upload.query,
             model,
             principal: request.principal,
-            quantiles: quantileLevels(query.quantiles),
-            sources: await storedSources(query, upload),
+            quantiles: query.levels,
+            sources: await storedSources(query.parsed, upload),
             files: [...upload.parts.values()].map((part) => part.file),
           },
           { jobId, quotas: opts.quotas.of(request.principal) },

@@ -5,6 +5,7 @@ import type { ZodOpenApiPathsObject } from 'zod-openapi';
 import { openProcessBetaDatabase } from '../../engine/beta/beta-database.ts';
 import type { LocatorConfig } from '../../engine/beta/locator.ts';
 import { BetaQuery } from '../../engine/beta/query-schema.ts';
+import { resolveBetaQuery } from '../../engine/beta/resolved-query.ts';
 import { BetaResponse } from '../../engine/beta/response.ts';
 import { checkBetaQueryAgainstModel, runBetaForecast } from '../../engine/beta/run.ts';
 import type { Engine } from '../../engine/engine.ts';
@@ -102,9 +103,9 @@ async function receiveCheckedUpload(request: FastifyRequest, dir: string, opts: 
   );
   if (upload.query === undefined)
     throw new HttpError(422, 'invalid_request', `no "query" part: ${NOT_MULTIPART}`, [{ path: 'body.query', message: 'required' }]);
-  const query = parseOr422(BetaQuery, upload.query, 'body.query');
+  const query = resolveBetaQuery(parseOr422(BetaQuery, upload.query, 'body.query'));
   checkBetaQueryAgainstModel(query, model, opts.engine.settings.models);
-  const sources = await resolveSources(query, upload, opts.locator);
+  const sources = await resolveSources(query.parsed, upload, opts.locator);
   return { model, query, upload, sources };
 }
 

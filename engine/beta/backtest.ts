@@ -6,11 +6,11 @@ import { computeMetrics } from '../accuracy-metrics.ts';
 import type { Metrics } from '../response-schema.ts';
 import type { RefitPolicy } from '../request-schema.ts';
 import { taskSettings } from '../task-settings.ts';
-import { couplesSeries, quantileLevels, refitDates, runTasks, type TaskBatch } from '../tasks.ts';
+import { couplesSeries, refitDates, runTasks, type TaskBatch } from '../tasks.ts';
 import { resolveCutoffs, type DataSpan } from './cutoffs.ts';
-import { addDuration, duration, isoTimestamp, seasonLengthFor, seasonLengthsFor, stepsBetween, wholeSteps, type Duration } from './duration.ts';
+import { addDuration, isoTimestamp, seasonLengthFor, seasonLengthsFor, stepsBetween, type Duration } from './duration.ts';
 import type { PreparedSeries } from './prepare.ts';
-import type { BetaQuery } from './query-fields.ts';
+import type { ResolvedBetaQuery } from './resolved-query.ts';
 
 /**
  * The beta backtest core, shared by the synchronous endpoint and beta jobs: which (series,
@@ -40,20 +40,21 @@ export interface BacktestSettings {
   reportRefitted: boolean;
 }
 
-export function backtestSettings(query: BetaQuery, model: ModelEntry, freq: Duration): BacktestSettings {
-  const fromConfig = taskSettings(query.model_config ?? null, model, { season: seasonLengthFor(freq), seasons: seasonLengthsFor(freq) });
+export function backtestSettings(query: ResolvedBetaQuery, model: ModelEntry): BacktestSettings {
+  const { parsed, freq } = query;
+  const fromConfig = taskSettings(parsed.model_config ?? null, model, { season: seasonLengthFor(freq), seasons: seasonLengthsFor(freq) });
   return {
     freq,
-    horizon: wholeSteps(duration(query.prediction_length), freq)!,
-    context: query.context ? wholeSteps(duration(query.context), freq)! : null,
-    levels: quantileLevels(query.quantiles),
+    horizon: query.horizon,
+    context: query.context,
+    levels: query.levels,
     season: fromConfig.season,
     ...(fromConfig.seasonLengths && { seasonLengths: fromConfig.seasonLengths }),
     ...(fromConfig.options !== undefined && { options: fromConfig.options }),
     ...(fromConfig.conformal && { conformal: fromConfig.conformal }),
     batch: fromConfig.batch,
-    refit: model.capabilities.reusesFit ? query.refit : 'every',
-    reportRefitted: query.refit !== 'every',
+    refit: model.capabilities.reusesFit ? parsed.refit : 'every',
+    reportRefitted: parsed.refit !== 'every',
   };
 }
 
@@ -72,8 +73,7 @@ export function dataSpan(series: Iterable<SeriesExtent>, freq: Duration): DataSp
 }
 
 /** The query's cutoffs over the data; null means each series' own last step. */
-export const queryCutoffs = (query: BetaQuery, settings: BacktestSettings, span: DataSpan): number[] | null =>
-  resolveCutoffs(query.cutoff, settings.freq, settings.horizon, span);
+export const queryCutoffs = (query: ResolvedBetaQuery, span: DataSpan): number[] | null => resolveCutoffs(query.parsed.cutoff, query.freq, query.horizon, span);
 
 /** The cutoffs at which a series is forecast: one before it starts or after it ends is skipped for it. */
 export function seriesCutoffs(series: SeriesExtent, cutoffs: readonly number[] | null, freq: Duration): number[] {

@@ -1,13 +1,12 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { ModelEntry } from '../../models/contract/model-registry.ts';
 import { sqlString } from '../sql.ts';
-import { backtestSettings, dataSpan, noForecastRefusal, queryCutoffs, seriesCutoffs } from './backtest.ts';
+import { dataSpan, noForecastRefusal, queryCutoffs, seriesCutoffs } from './backtest.ts';
 import { asMemoryRefusal } from './beta-database.ts';
 import { stepTime } from './grid-sql.ts';
 import { prepareSeriesTables, readHeads, type SeriesHead } from './prepare.ts';
-import type { BetaQuery } from './query-fields.ts';
+import type { ResolvedBetaQuery } from './resolved-query.ts';
 import type { BetaSources } from './table-sources.ts';
 
 /**
@@ -43,9 +42,8 @@ export function forecastsPerChunk(total: number, minimum: number): number {
 
 export async function planBetaChunks(
   c: DuckDBConnection,
-  query: BetaQuery,
+  query: ResolvedBetaQuery,
   sources: BetaSources,
-  model: ModelEntry,
   options: { minimumForecastsPerChunk: number; dir: string },
 ): Promise<BetaJobPlan> {
   try {
@@ -53,9 +51,8 @@ export async function planBetaChunks(
     const { freq } = tables;
     const heads = await readHeads(c, tables.headsSql, tables.levels);
     const extents = heads.map((h) => ({ start: stepTime(h.k0, freq), length: h.length }));
-    const settings = backtestSettings(query, model, freq);
     const span = dataSpan(extents, freq);
-    const cutoffs = queryCutoffs(query, settings, span);
+    const cutoffs = queryCutoffs(query, span);
 
     const counts = extents.map((e) => seriesCutoffs(e, cutoffs, freq).length);
     const total = counts.reduce((a, b) => a + b, 0);

@@ -7,7 +7,8 @@ import type { Duration } from './duration.ts';
 import { sqlIdent, sqlString } from '../sql.ts';
 import { checkNoGaps, fillGrid, isComplete, stepTime, type TargetSpec } from './grid-sql.ts';
 import { hierarchyLevels, selectLevels, type Level } from './hierarchy.ts';
-import { inputColumns, queryFrequency, summariseRoles, type Aggregate, type BetaQuery } from './query-fields.ts';
+import type { Aggregate } from './query-fields.ts';
+import type { ResolvedBetaQuery } from './resolved-query.ts';
 import { rollUp } from './rollup.ts';
 import type { BetaSources } from './table-sources.ts';
 
@@ -46,13 +47,12 @@ export interface PreparedTables extends Omit<PreparedData, 'series'> {
 }
 
 /** The input's columns against the query's roles: cheap (a file's footer or schema), so checked before a job exists. */
-export async function checkInputColumns(c: DuckDBConnection, query: BetaQuery, sources: BetaSources): Promise<void> {
-  const rolesPath = ['input', query.input.columns ? 'columns' : 'schema'];
-  checkSourceColumns(await sources.input.describe(c), inputColumns(query), sources.input, rolesPath);
+export async function checkInputColumns(c: DuckDBConnection, query: ResolvedBetaQuery, sources: BetaSources): Promise<void> {
+  checkSourceColumns(await sources.input.describe(c), query.columns, sources.input, query.rolesPath);
 }
 
 /** The schema logic with every series read into memory (the synchronous endpoint). */
-export async function prepareSeries(c: DuckDBConnection, query: BetaQuery, sources: BetaSources): Promise<PreparedData> {
+export async function prepareSeries(c: DuckDBConnection, query: ResolvedBetaQuery, sources: BetaSources): Promise<PreparedData> {
   const prepared = await schemaLogic(c, query, sources, true);
   if ('series' in prepared) return prepared;
   const { headsSql: _heads, valuesSql: _values, ...names } = prepared;
@@ -63,16 +63,12 @@ export async function prepareSeries(c: DuckDBConnection, query: BetaQuery, sourc
  * The schema logic leaving the series in DuckDB tables (beta jobs), to be written out a chunk at
  * a time rather than held in memory.
  */
-export async function prepareSeriesTables(c: DuckDBConnection, query: BetaQuery, sources: BetaSources): Promise<PreparedTables> {
+export async function prepareSeriesTables(c: DuckDBConnection, query: ResolvedBetaQuery, sources: BetaSources): Promise<PreparedTables> {
   return (await schemaLogic(c, query, sources, false)) as PreparedTables;
 }
 
-async function schemaLogic(c: DuckDBConnection, query: BetaQuery, sources: BetaSources, inMemory: boolean): Promise<PreparedData | PreparedTables> {
-  const columns = inputColumns(query);
-  const rolesPath = ['input', query.input.columns ? 'columns' : 'schema'];
-  const roles = summariseRoles(columns);
-  const freq = queryFrequency(columns);
-  const [timeColumn] = roles.time[0];
+async function schemaLogic(c: DuckDBConnection, resolved: ResolvedBetaQuery, sources: BetaSources, inMemory: boolean): Promise<PreparedData | PreparedTables> {
+  const { parsed: query, columns, rolesPath, roles, freq, timeColumn } = resolved;
   const source = sources.input;
 
   const types = checkSourceColumns(await source.describe(c), columns, source, rolesPath);

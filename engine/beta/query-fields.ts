@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ModelConfig, RefitPolicy, Timestamp } from '../request-schema.ts';
-import { DURATION_HELP, DURATION_PATTERN, duration, durationProblem, parseDuration, type Duration } from './duration.ts';
+import { DURATION_HELP, DURATION_PATTERN, durationProblem, parseDuration } from './duration.ts';
 
 /**
  * The fields of the beta request (reference 2.8), each with its own schema. query-schema.ts adds
@@ -172,6 +172,3 @@ export function summariseRoles(columns: Columns): RoleSummary {
   }
   return out;
 }
-
-/** The frequency of a query that passed validation. */
-export const queryFrequency = (columns: Columns): Duration => duration(summariseRoles(columns).time[0][1].frequency);

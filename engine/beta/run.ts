@@ -8,10 +8,10 @@ import { quantileKey } from '../quantile-key.ts';
 import type { Metrics } from '../response-schema.ts';
 import { withConnection } from '../sql.ts';
 import { backtestSettings, dataSpan, noForecastRefusal, planForecasts, queryCutoffs, runBacktest, targetForecasts } from './backtest.ts';
-import { addDuration, duration, isoDuration, isoTimestamp, wholeSteps } from './duration.ts';
+import { addDuration, isoDuration, isoTimestamp } from './duration.ts';
 import { asMemoryRefusal } from './beta-database.ts';
 import { prepareSeries } from './prepare.ts';
-import { inputColumns, summariseRoles, type BetaQuery } from './query-fields.ts';
+import type { ResolvedBetaQuery } from './resolved-query.ts';
 import { BetaResponseBuilder, type BetaResponse } from './response.ts';
 import type { BetaSources } from './table-sources.ts';
 
@@ -35,35 +35,30 @@ export interface BetaTimings {
  * cannot use are refused (as in the stable API), never silently dropped. Cheap, so the route
  * checks it before it reads any upload.
  */
-export function checkBetaQueryAgainstModel(query: BetaQuery, modelName: string, settings: ModelSettings): ModelEntry {
+export function checkBetaQueryAgainstModel(query: ResolvedBetaQuery, modelName: string, settings: ModelSettings): ModelEntry {
+  const { parsed } = query;
   const model = requireRunnableModel(modelName, settings);
-  const horizon = horizonOutOfRangeField(model, settings, predictionSteps(query), ['prediction_length']);
+  const horizon = horizonOutOfRangeField(model, settings, query.horizon, ['prediction_length']);
   if (horizon) throw invalidRequest('the query does not fit the chosen model', [horizon]);
-  if (query.model_config && query.model_config.model !== model.name) {
-    const field = requestField(['model_config', 'model'], `is '${query.model_config.model}' but the query's model is '${model.name}'`);
+  if (parsed.model_config && parsed.model_config.model !== model.name) {
+    const field = requestField(['model_config', 'model'], `is '${parsed.model_config.model}' but the query's model is '${model.name}'`);
     throw invalidRequest('the query does not fit the chosen model', [field]);
   }
   if (model.capabilities.covariates.includes('historical')) return model;
   const users = MODEL_NAMES.filter((n) => modelEntry(n)?.capabilities.covariates.includes('historical')).join(', ');
   const message = `model '${model.name}' does not use historical covariates; models that do: ${users}`;
-  const columnsKey = query.input.columns ? 'columns' : 'schema';
   const errors: FieldError[] = [
-    ...summariseRoles(inputColumns(query)).historical.map((name) => requestField(['input', columnsKey, name], message)),
-    ...(query.covariates ?? []).map((_, i) => requestField(['covariates', i], message)),
+    ...query.roles.historical.map((name) => requestField([...query.rolesPath, name], message)),
+    ...(parsed.covariates ?? []).map((_, i) => requestField(['covariates', i], message)),
   ];
   if (errors.length > 0) throw invalidRequest('the query does not fit the chosen model', errors);
   return model;
 }
 
-/** prediction_length in steps of the time column's frequency (the query's rules have checked both). */
-function predictionSteps(query: BetaQuery): number {
-  return wholeSteps(duration(query.prediction_length), duration(summariseRoles(inputColumns(query)).time[0][1].frequency))!;
-}
-
 export async function runBetaForecast(
   engine: Engine,
   db: DuckDBInstance,
-  query: BetaQuery,
+  query: ResolvedBetaQuery,
   modelName: string,
   sources: BetaSources,
 ): Promise<{ body: BetaResponse; timings: BetaTimings; series: number }> {
@@ -74,9 +69,9 @@ export async function runBetaForecast(
   });
   const t1 = performance.now();
 
-  const settings = backtestSettings(query, model, prepared.freq);
+  const settings = backtestSettings(query, model);
   const span = dataSpan(prepared.series, prepared.freq);
-  const planned = planForecasts(prepared.series, queryCutoffs(query, settings, span), prepared.freq, settings.refit);
+  const planned = planForecasts(prepared.series, queryCutoffs(query, span), prepared.freq, settings.refit);
   if (planned.length === 0) throw noForecastRefusal(span);
   const t2 = performance.now();
   const outputs = await runBacktest(engine, model, settings, planned, prepared, 'interactive');

@@ -32,6 +32,7 @@ import { backtestSettings, dataSpan, planForecasts, queryCutoffs, runBacktest, t
 import { openBetaDatabase } from '../../engine/beta/beta-database.ts';
 import { prepareSeries } from '../../engine/beta/prepare.ts';
 import { BetaQuery } from '../../engine/beta/query-schema.ts';
+import { resolveBetaQuery } from '../../engine/beta/resolved-query.ts';
 import { parquetSource } from '../../engine/beta/table-sources.ts';
 import { Engine } from '../../engine/engine.ts';
 import { withConnection } from '../../engine/sql.ts';
@@ -250,12 +251,12 @@ async function inProcess(file: string, query: unknown, model: string, threads: n
   const db = await openBetaDatabase({ tempDirectory: path.join(dir, 'duckdb-tmp') });
   try {
     const started = performance.now();
-    const parsed = BetaQuery.parse(query);
+    const resolved = resolveBetaQuery(BetaQuery.parse(query));
     const entry = modelEntry(model)!;
     const sources = { input: parquetSource("part 'weekly'", { root: 'upload', path: ['weekly'] }, [file]), covariates: [] };
-    const prepared = await withConnection(db, (c) => prepareSeries(c, parsed, sources));
-    const settings = backtestSettings(parsed, entry, prepared.freq);
-    const planned = planForecasts(prepared.series, queryCutoffs(parsed, settings, dataSpan(prepared.series, prepared.freq)), prepared.freq);
+    const prepared = await withConnection(db, (c) => prepareSeries(c, resolved, sources));
+    const settings = backtestSettings(resolved, entry);
+    const planned = planForecasts(prepared.series, queryCutoffs(resolved, dataSpan(prepared.series, prepared.freq)), prepared.freq);
     const outputs = await runBacktest(engine, entry, settings, planned, prepared, 'background');
     let scored = 0;
     for (const forecast of targetForecasts(planned, outputs, settings)) if (forecast.metrics) scored++;

@@ -6,6 +6,7 @@ import { openBetaDatabase } from '../../engine/beta/beta-database.ts';
 import { prepareSeries, type PreparedData } from '../../engine/beta/prepare.ts';
 import { parquetSource } from '../../engine/beta/table-sources.ts';
 import { BetaQuery } from '../../engine/beta/query-schema.ts';
+import { resolveBetaQuery } from '../../engine/beta/resolved-query.ts';
 import { EngineError } from '../../engine/errors.ts';
 import { withConnection } from '../../engine/sql.ts';
 import { BETA_ROOTS, HttpError } from '../../api/problem.ts';
@@ -28,7 +29,7 @@ async function prepare(query: Record<string, unknown>, inputSql: string, covaria
   const covariates = await Promise.all(covariateSql.map((sql) => writeParquet(path.join(dir, `cov-${fileCount++}.parquet`), sql)));
   const parsed = BetaQuery.parse({ prediction_length: '1d', ...query });
   return withConnection(db, (c) =>
-    prepareSeries(c, parsed, {
+    prepareSeries(c, resolveBetaQuery(parsed), {
       input: parquetSource("part 'sales'", { root: 'upload', path: ['sales'] }, [input]),
       covariates: covariates.map((file, i) => parquetSource(`part 'cov${i}'`, { root: 'upload', path: [`cov${i}`] }, [file])),
     }),
