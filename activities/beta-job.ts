@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { DuckDBInstance } from '@duckdb/node-api';
 import { arrowSource } from '../engine/beta/arrow-source.ts';
-import { backtestSettings, planForecasts, runBacktest, targetForecasts } from '../engine/beta/backtest.ts';
+import { backtestSettings, planCutoffs, runBacktest, targetForecasts } from '../engine/beta/backtest.ts';
 import { planBetaChunks } from '../engine/beta/job-plan.ts';
 import { locatorSource, type LocatorConfig } from '../engine/beta/locator.ts';
 import { BetaQuery } from '../engine/beta/query-schema.ts';
@@ -92,7 +92,7 @@ export function createBetaActivities(deps: BetaDependencies): KindActivities {
       const { freq } = query;
       const settings = backtestSettings(query, model);
       const series = await store.beta.chunk(jobId, chunkNumber, { freq, targets: plan.targets.length, covariates: plan.covariates });
-      const planned = planForecasts(series, plan.cutoffs, freq, settings.refit);
+      const planned = planCutoffs(series, plan.cutoffs, freq, settings.refit);
       const outputs = await runBacktest(engine.cancellable(signal), model, settings, planned, plan, 'background');
       const names = {
         jobId,

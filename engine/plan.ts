@@ -5,13 +5,14 @@ import { DEFAULT_SEASON_LENGTH, SEASONAL_CYCLES } from './frequencies.ts';
 import { forecastIndex } from './predictions.ts';
 import type { ForecastRequest, InputSerie } from './request-schema.ts';
 import { taskSettings, type TaskSettings } from './task-settings.ts';
-import { couplesSeries, quantileLevels, refitDates } from './tasks.ts';
+import { planTasks, type SeriesTimeline } from './series-timeline.ts';
+import { couplesSeries, quantileLevels } from './tasks.ts';
 import { scanIndex, wallClockMillis } from './time-index.ts';
 
 /**
- * The stable pipeline's planner: every (series, forecast creation date) of a validated request
- * as a task for the forecast core (tasks.ts), each with the history, covariates and times known
- * at its creation date.
+ * The stable front door's side of the one planner (series-timeline.ts): a validated request's
+ * series as timelines, with their creation dates, times and covariates, and the planned tasks
+ * read back as (series, forecast creation date) pairs.
  */
 
 /** One forecast to make: series i at its j-th forecast creation date k. */
@@ -29,6 +30,8 @@ export interface PlannedForecast {
 export const requestTaskSettings = (request: ForecastRequest, model: ModelEntry): TaskSettings =>
   taskSettings(request.model_config, model, { season: DEFAULT_SEASON_LENGTH[request.freq], seasons: SEASONAL_CYCLES[request.freq] });
 
+export { historyWindow } from './series-timeline.ts';
+
 const hasCovariates = (s: InputSerie) =>
   Object.keys(s.hist_variables).length + Object.keys(s.future_variables).length + Object.keys(s.static_variables).length > 0;
 
@@ -42,15 +45,6 @@ export function seriesAreCoupled(request: ForecastRequest, model: ModelEntry): b
 
 /** `fcds: null` means one forecast from the end of the target. */
 export const creationDates = (s: InputSerie): number[] => s.fcds ?? [s.target.length];
-
-/**
- * History each forecast sees: the `context` observations before its creation date. With no
- * `context`, the shorter of the model's maximum context and the available history.
- */
-export function historyWindow(fcd: number, context: number | null, maxContext: number | null): [number, number] {
-  const length = Math.min(fcd, context ?? maxContext ?? fcd, maxContext ?? Infinity);
-  return [fcd - length, fcd];
-}
 
 /**
  * Covariates a forecast may see: historical values up to its creation date only, future values
@@ -91,7 +85,8 @@ function scannedWallClock(index: readonly string[]): Float64Array {
 const wallClockTimes = (index: readonly string[]): Float64Array => scannedWallClock(index).slice();
 
 /**
- * Every (series, forecast creation date) to forecast; `only_as_context` series have none.
+ * Every (series, forecast creation date) to forecast; `only_as_context` series have none. Each
+ * series becomes a timeline for the one planner (series-timeline.ts).
  * `covariates` is the request's generator, resolved when it was validated (model-checks.ts).
  * `refitFcds`: each series' creation dates in the whole request, for a job chunk that holds only
  * some of them (the refit policy counts dates over all of them); the request's own by default.
@@ -102,45 +97,41 @@ export function planForecasts(
   covariates: CovariateGenerator | null,
   refitFcds?: readonly (readonly number[])[],
 ): PlannedForecast[] {
-  const quantiles = quantileLevels(request.quantiles);
-  const { season, seasonLengths, options, conformal } = requestTaskSettings(request, model);
-  const reusesFit = model.capabilities.reusesFit === true && request.refit !== 'every';
   // Only global models and generated covariates read timestamps; parsing every index entry is
   // skipped for the others.
   const needsTimes = model.capabilities.global || covariates !== null;
-  const out: PlannedForecast[] = [];
+  const timelines: SeriesTimeline[] = [];
   request.series.forEach((s, seriesIndex) => {
     if (s.only_as_context) return;
-    const target = Float64Array.from(s.target);
     const times = needsTimes ? seriesTimes(s, request) : undefined;
     // Built once per series over its whole timeline (history and the latest date's horizon).
     const generated = covariates && times ? covariates.build(times) : undefined;
     const withCovariates = hasCovariates(s) || generated !== undefined;
-    const anchors = reusesFit ? refitDates(refitFcds?.[seriesIndex] ?? creationDates(s), request.refit) : null;
-    creationDates(s).forEach((fcd, fcdPosition) => {
-      const [from, to] = historyWindow(fcd, request.context, model.capabilities.maxContext);
-      // Under a refit policy every date names the fit it uses, its own included, so that the
-      // fit made at a refit date is the one the dates after it keep (models cache it by date).
-      const anchor = anchors?.get(fcd) ?? fcd;
-      const fitWindow = anchors ? historyWindow(anchor, request.context, model.capabilities.maxContext) : undefined;
-      const task: ForecastTask = {
-        history: target.subarray(from, to),
-        horizon: request.horizon,
-        quantiles,
-        seasonLength: season,
-        ...(seasonLengths && { seasonLengths }),
-        ...(options !== undefined && { options }),
-        seriesIndex,
-        freq: request.freq,
-        ...(conformal && { conformal }),
-        ...(fitWindow && { refit: { fcd: anchor, history: target.subarray(fitWindow[0], fitWindow[1]), since: fcd - anchor } }),
-        ...(times && { times: times.subarray(from, to + request.horizon) }),
-        ...(withCovariates && { covariates: covariatesFor(s, from, to, request.horizon, generated) }),
-      };
-      out.push({ seriesIndex, fcdPosition, fcd, task, refitted: anchor === fcd });
+    timelines.push({
+      seriesIndex,
+      values: Float64Array.from(s.target),
+      points: creationDates(s),
+      ...(refitFcds?.[seriesIndex] && { refitPoints: refitFcds[seriesIndex] }),
+      ...(times && { times }),
+      ...(withCovariates && { covariates: (from: number, to: number) => covariatesFor(s, from, to, request.horizon, generated) }),
     });
   });
-  return out;
+  const plan = {
+    horizon: request.horizon,
+    quantiles: quantileLevels(request.quantiles),
+    context: request.context,
+    maxContext: model.capabilities.maxContext,
+    settings: requestTaskSettings(request, model),
+    refit: model.capabilities.reusesFit === true ? request.refit : 'every',
+    freq: request.freq,
+  };
+  return planTasks(timelines, plan).map((p) => ({
+    seriesIndex: timelines[p.timeline].seriesIndex,
+    fcdPosition: p.position,
+    fcd: p.point,
+    task: p.task,
+    refitted: p.refitted,
+  }));
 }
 
 /** The `only_as_context` series, whole, for global models. */

@@ -5,6 +5,7 @@ import { refuseField } from '../errors.ts';
 import { computeMetrics } from '../accuracy-metrics.ts';
 import type { Metrics } from '../response-schema.ts';
 import type { RefitPolicy } from '../request-schema.ts';
+import { planTasks, type SeriesTimeline } from '../series-timeline.ts';
 import { taskSettings } from '../task-settings.ts';
 import { couplesSeries, refitDates, runTasks, type TaskBatch } from '../tasks.ts';
 import { resolveCutoffs, type DataSpan } from './cutoffs.ts';
@@ -88,7 +89,7 @@ export function noForecastRefusal(span: DataSpan) {
   );
 }
 
-export interface PlannedForecast {
+export interface PlannedCutoff {
   series: PreparedSeries;
   cutoff: number;
   /** Steps of history up to and including the cutoff. */
@@ -98,12 +99,12 @@ export interface PlannedForecast {
 }
 
 /** Every (series, cutoff) to forecast; a series' cutoffs are all planned together, so the refit policy counts them all. */
-export function planForecasts(
+export function planCutoffs(
   series: readonly PreparedSeries[],
   cutoffs: readonly number[] | null,
   freq: Duration,
   refit: RefitPolicy = 'every',
-): PlannedForecast[] {
+): PlannedCutoff[] {
   return series.flatMap((s) => {
     const seen = seriesCutoffs(s, cutoffs, freq).map((cutoff) => ({ cutoff, seen: stepsBetween(s.start, cutoff, freq) + 1 }));
     const anchors = refitDates(
@@ -129,55 +130,67 @@ function historicalCovariates(series: PreparedSeries, from: number, to: number):
   return { hist, future: {}, static: {} };
 }
 
+/**
+ * Each (series, target) of the plan as a timeline for the one planner (series-timeline.ts): the
+ * target's values, the series' cutoffs as creation points, and, for a global model, the times of
+ * its steps and of a horizon past its end. Numbered as the series first appear, targets innermost.
+ * A series' cutoffs are consecutive in `planned`, as planCutoffs plans them.
+ */
+function timelinesOf(planned: readonly PlannedCutoff[], settings: BacktestSettings, global: boolean): { timelines: SeriesTimeline[]; firsts: number[] } {
+  const timelines: SeriesTimeline[] = [];
+  // The index in `planned` of each series' first cutoff: its cutoffs follow it in order.
+  const firsts: number[] = [];
+  planned.forEach((p, i) => {
+    if (i > 0 && planned[i - 1].series === p.series) {
+      for (const t of timelines.slice(-p.series.targets.length)) (t.points as number[]).push(p.seen);
+      return;
+    }
+    const position = firsts.length;
+    firsts.push(i);
+    const times = global
+      ? Float64Array.from({ length: p.series.length + settings.horizon }, (_, k) => addDuration(p.series.start, settings.freq, k))
+      : undefined;
+    const series = p.series;
+    const covariates = series.covariates.length > 0 ? (from: number, to: number) => historicalCovariates(series, from, to)! : undefined;
+    series.targets.forEach((values, target) => {
+      timelines.push({
+        seriesIndex: position * series.targets.length + target,
+        // The series' own buffer: a chunk's targets are views of one large one, which a task's view would carry to the threads whole.
+        values: values.slice(),
+        points: [p.seen],
+        ...(times && { times }),
+        ...(covariates && { covariates }),
+      });
+    });
+  });
+  return { timelines, firsts };
+}
+
 /** Runs one task per (planned forecast, target), in that order. */
 export function runBacktest(
   engine: Engine,
   model: ModelEntry,
   settings: BacktestSettings,
-  planned: readonly PlannedForecast[],
+  planned: readonly PlannedCutoff[],
   names: { identifiers: readonly string[]; targets: readonly string[] },
   lane: TaskBatch['lane'],
 ): Promise<ForecastOutput[]> {
-  const { horizon, context, levels, season, seasonLengths, options, conformal, freq } = settings;
   const targetCount = names.targets.length;
-  // Under a refit policy each task names the fit it uses, keyed by its series and target (the
-  // model threads cache fits by seriesIndex and date).
-  const keepsFits = settings.refit !== 'every';
-  const positions = new Map<PreparedSeries, number>();
-  const position = (s: PreparedSeries) => positions.get(s) ?? (positions.set(s, positions.size), positions.size - 1);
-  // Global models learn across series and from the calendar: they need each task's series
-  // (one per series and target) and the timestamps of its history and horizon.
-  // Per series, once: its position and the timestamps of its steps and a horizon past its end.
-  const timelines = model.capabilities.global ? new Map<PreparedSeries, { position: number; times: Float64Array }>() : null;
-  const timeline = (s: PreparedSeries) => {
-    let entry = timelines!.get(s);
-    if (!entry) {
-      entry = { position: timelines!.size, times: Float64Array.from({ length: s.length + horizon }, (_, k) => addDuration(s.start, freq, k)) };
-      timelines!.set(s, entry);
-    }
-    return entry;
+  const { timelines, firsts } = timelinesOf(planned, settings, model.capabilities.global);
+  const plan = {
+    horizon: settings.horizon,
+    quantiles: settings.levels,
+    context: settings.context,
+    maxContext: model.capabilities.maxContext,
+    settings,
+    refit: settings.refit,
   };
-  const tasks: ForecastTask[] = planned.flatMap((p) => {
-    const from = context === null ? 0 : Math.max(0, p.seen - context);
-    const global = timelines ? timeline(p.series) : null;
-    const fitFrom = context === null ? 0 : Math.max(0, p.fittedAt - context);
-    const covariates = historicalCovariates(p.series, from, p.seen);
-    return p.series.targets.map((values, target) => ({
-      history: values.slice(from, p.seen),
-      horizon,
-      quantiles: levels,
-      seasonLength: season,
-      ...(seasonLengths && { seasonLengths }),
-      ...(options !== undefined && { options }),
-      ...(conformal && { conformal }),
-      ...(global && { times: global.times.subarray(from, p.seen + horizon), seriesIndex: global.position * targetCount + target }),
-      ...(covariates && { covariates }),
-      ...(keepsFits && {
-        seriesIndex: position(p.series) * targetCount + target,
-        refit: { fcd: p.fittedAt, history: values.slice(fitFrom, p.fittedAt), since: p.seen - p.fittedAt },
-      }),
-    }));
-  });
+  // Back into plan order, targets innermost: timeline (series s, target k), point j is task (firsts[s] + j) x targets + k.
+  const tasks: ForecastTask[] = new Array(planned.length * targetCount);
+  for (const p of planTasks(timelines, plan)) {
+    const [series, target] = [Math.floor(p.timeline / targetCount), p.timeline % targetCount];
+    tasks[(firsts[series] + p.position) * targetCount + target] = p.task;
+  }
   const withCovariates = planned.some((p) => p.series.covariates.length > 0);
   const coupled = couplesSeries(model, { crossLearning: settings.batch.crossLearning === true, covariates: withCovariates });
   const batch = { model, tasks, coupled, options: settings.batch, lane };
@@ -190,7 +203,7 @@ export function runBacktest(
 
 /** One forecast of one target, as both result writers record it. */
 export interface TargetForecast {
-  planned: PlannedForecast;
+  planned: PlannedCutoff;
   target: number;
   output: ForecastOutput;
   /** The true values after the cutoff, where the data has them (at most `horizon`). */
@@ -200,11 +213,7 @@ export interface TargetForecast {
 }
 
 /** Each forecast's values, actuals and metrics, in plan order (targets innermost). */
-export function* targetForecasts(
-  planned: readonly PlannedForecast[],
-  outputs: readonly ForecastOutput[],
-  settings: BacktestSettings,
-): Generator<TargetForecast> {
+export function* targetForecasts(planned: readonly PlannedCutoff[], outputs: readonly ForecastOutput[], settings: BacktestSettings): Generator<TargetForecast> {
   let i = 0;
   for (const p of planned) {
     const known = Math.max(0, Math.min(settings.horizon, p.series.length - p.seen));

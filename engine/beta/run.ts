@@ -7,7 +7,7 @@ import { horizonOutOfRangeField, requireRunnableModel } from '../model-checks.ts
 import { quantileKey } from '../quantile-key.ts';
 import type { Metrics } from '../response-schema.ts';
 import { withConnection } from '../sql.ts';
-import { backtestSettings, dataSpan, noForecastRefusal, planForecasts, queryCutoffs, runBacktest, targetForecasts } from './backtest.ts';
+import { backtestSettings, dataSpan, noForecastRefusal, planCutoffs, queryCutoffs, runBacktest, targetForecasts } from './backtest.ts';
 import { addDuration, isoDuration, isoTimestamp } from './duration.ts';
 import { asMemoryRefusal } from './beta-database.ts';
 import { prepareSeries } from './prepare.ts';
@@ -71,7 +71,7 @@ export async function runBetaForecast(
 
   const settings = backtestSettings(query, model);
   const span = dataSpan(prepared.series, prepared.freq);
-  const planned = planForecasts(prepared.series, queryCutoffs(query, span), prepared.freq, settings.refit);
+  const planned = planCutoffs(prepared.series, queryCutoffs(query, span), prepared.freq, settings.refit);
   if (planned.length === 0) throw noForecastRefusal(span);
   const t2 = performance.now();
   const outputs = await runBacktest(engine, model, settings, planned, prepared, 'interactive');

@@ -28,7 +28,7 @@ import proto from '@temporalio/proto';
 import { startDevServer } from '../../bin/temporal-dev-server.ts';
 import { loadConfig } from '../../config.ts';
 import { loadM4 } from '../../datasets/m4.ts';
-import { backtestSettings, dataSpan, planForecasts, queryCutoffs, runBacktest, targetForecasts } from '../../engine/beta/backtest.ts';
+import { backtestSettings, dataSpan, planCutoffs, queryCutoffs, runBacktest, targetForecasts } from '../../engine/beta/backtest.ts';
 import { openBetaDatabase } from '../../engine/beta/beta-database.ts';
 import { prepareSeries } from '../../engine/beta/prepare.ts';
 import { BetaQuery } from '../../engine/beta/query-schema.ts';
@@ -256,7 +256,7 @@ async function inProcess(file: string, query: unknown, model: string, threads: n
     const sources = { input: parquetSource("part 'weekly'", { root: 'upload', path: ['weekly'] }, [file]), covariates: [] };
     const prepared = await withConnection(db, (c) => prepareSeries(c, resolved, sources));
     const settings = backtestSettings(resolved, entry);
-    const planned = planForecasts(prepared.series, queryCutoffs(resolved, dataSpan(prepared.series, prepared.freq)), prepared.freq);
+    const planned = planCutoffs(prepared.series, queryCutoffs(resolved, dataSpan(prepared.series, prepared.freq)), prepared.freq);
     const outputs = await runBacktest(engine, entry, settings, planned, prepared, 'background');
     let scored = 0;
     for (const forecast of targetForecasts(planned, outputs, settings)) if (forecast.metrics) scored++;
