@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { DuckDBInstance } from '@duckdb/node-api';
 import { arrowSource } from '../engine/beta/arrow-source.ts';
-import { backtestSettings, planCutoffs, runBacktest, targetForecasts } from '../engine/beta/backtest.ts';
+import { backtestSettings, planCutoffs, queryCouplesSeries, runBacktest, targetForecasts } from '../engine/beta/backtest.ts';
 import { planBetaChunks } from '../engine/beta/job-plan.ts';
 import { locatorSource, type LocatorConfig } from '../engine/beta/locator.ts';
 import { BetaQuery } from '../engine/beta/query-schema.ts';
@@ -64,13 +64,14 @@ export function createBetaActivities(deps: BetaDependencies): KindActivities {
       const jobId = meta.job_id;
       const query = await queryOf(jobId);
       // A model this worker cannot run fails the job before any work.
-      requireRunnableModel(meta.model, engine.settings.models);
+      const model = requireRunnableModel(meta.model, engine.settings.models);
+      const coupled = queryCouplesSeries(query, model, backtestSettings(query, model));
       const dir = path.join(deps.workDir, `${jobId}-${process.pid}-${Date.now()}`);
       await fs.mkdir(dir, { recursive: true });
       try {
         const sources = await storedSources(deps, jobId, dir);
         const plan = await withConnection(deps.db, (c) =>
-          planBetaChunks(c, query, sources, { minimumForecastsPerChunk: deps.minimumForecastsPerChunk, dir: path.join(dir, 'chunks') }),
+          planBetaChunks(c, query, sources, { minimumForecastsPerChunk: deps.minimumForecastsPerChunk, dir: path.join(dir, 'chunks'), coupled }),
         );
         for (const [n, chunk] of plan.chunks.entries()) await store.beta.writeChunk(jobId, n, chunk.heads, chunk.file);
         const { identifiers, targets, covariates, cutoffs } = plan;

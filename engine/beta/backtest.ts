@@ -98,6 +98,16 @@ export interface PlannedCutoff {
   fittedAt: number;
 }
 
+/**
+ * Whether the model's forecasts of the query's series depend on each other (a global model
+ * learning across them, cross-learning, or a regression over covariates): then a job forecasts
+ * them in one chunk, as the synchronous endpoint forecasts them in one call.
+ */
+export function queryCouplesSeries(query: ResolvedBetaQuery, model: ModelEntry, settings: BacktestSettings): boolean {
+  const covariates = query.roles.historical.length > 0 || (query.parsed.covariates?.length ?? 0) > 0;
+  return couplesSeries(model, { crossLearning: settings.batch.crossLearning === true, covariates });
+}
+
 /** Every (series, cutoff) to forecast; a series' cutoffs are all planned together, so the refit policy counts them all. */
 export function planCutoffs(
   series: readonly PreparedSeries[],

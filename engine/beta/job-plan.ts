@@ -44,7 +44,12 @@ export async function planBetaChunks(
   c: DuckDBConnection,
   query: ResolvedBetaQuery,
   sources: BetaSources,
-  options: { minimumForecastsPerChunk: number; dir: string },
+  options: {
+    minimumForecastsPerChunk: number;
+    dir: string;
+    /** The model learns across the job's series (couplesSeries): one chunk holds them all, as the synchronous call sees them. */
+    coupled: boolean;
+  },
 ): Promise<BetaJobPlan> {
   try {
     const tables = await prepareSeriesTables(c, query, sources);
@@ -57,7 +62,7 @@ export async function planBetaChunks(
     const counts = extents.map((e) => seriesCutoffs(e, cutoffs, freq).length);
     const total = counts.reduce((a, b) => a + b, 0);
     if (total === 0) throw noForecastRefusal(span);
-    const size = forecastsPerChunk(total, options.minimumForecastsPerChunk);
+    const size = options.coupled ? Infinity : forecastsPerChunk(total, options.minimumForecastsPerChunk);
     const groups: { heads: SeriesHead[]; forecasts: number }[] = [];
     heads.forEach((head, i) => {
       if (counts[i] === 0) return; // Nothing to forecast for it: no chunk needs its values.

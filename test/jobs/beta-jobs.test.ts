@@ -211,6 +211,24 @@ describe('a beta backtest job', () => {
     }
   });
 
+  test('a model that learns across series (svc-global) sees every series in one chunk: the job equals the synchronous answer', async () => {
+    const query = backtestQuery();
+    const res = await submit([queryPart(query), filePart('sales', sales)], 'svc-global');
+    expect(res.statusCode).toBe(200);
+    const job = res.json().job_id;
+    expect((await poll(job)).status).toBe('completed');
+    const { data } = (await sync([queryPart(query), filePart('sales', sales)], 'svc-global')).json();
+    const predictions = (await readDownload(`/v1-beta/forecast-jobs/${job}/predictions.parquet`)).rows;
+    expect(predictions).toHaveLength(data.time.length);
+    for (const row of predictions) {
+      const i = data.time.findIndex(
+        (t: string, j: number) =>
+          t === row.time_text && data.cutoff[j] === row.cutoff_text && data.identifiers.store[j] === row.store && data.identifiers.sku[j] === row.sku,
+      );
+      expect(row.mean).toBe(data.targets.sales.quantiles.mean[i]);
+    }
+  });
+
   test('is listed beside forecast jobs, and only under its own prefix', async () => {
     const list = (await app.inject({ method: 'GET', url: '/forecast-jobs', headers: AUTH })).json();
     expect(list.jobs.find((j: { job_id: string }) => j.job_id === id)).toMatchObject({ kind: 'beta', model: 'naive', status: 'completed', series: null });
