@@ -141,10 +141,11 @@ export function probeTemporal(temporal: TemporalConfig, timeoutMs = PROBE_TIMEOU
     // With TLS, 'connect' comes once the handshake is done.
     session.once('connect', () => (connected = true));
     session.once('remoteSettings', () => finish());
-    session.once('error', (error: NodeJS.ErrnoException) => finish(error));
+    // `on`, not `once`: an error after the first must find a listener, or it would end the process.
+    session.on('error', (error: NodeJS.ErrnoException) => finish(error));
     // A TLS 1.3 server refuses a client certificate after the client's handshake is done: its alert
     // reaches the socket, and the session may not pass it on.
-    session.socket.once('error', (error: NodeJS.ErrnoException) => finish(error));
+    session.socket.on('error', (error: NodeJS.ErrnoException) => finish(error));
     session.once('close', () => finish(Object.assign(new Error('the connection was closed'), { code: 'ECONNRESET' })));
   });
 }
