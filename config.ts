@@ -4,11 +4,12 @@
  * `process.env`, and worker threads receive their share of it through `workerData`.
  * It and its parts in config/ import nothing else of the project, so every layer may import its types.
  */
-import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { readSetting, type Environment } from './config/setting-file.ts';
 import { temporalConfig, type TemporalConfig } from './config/temporal-config.ts';
 
+export type { Environment } from './config/setting-file.ts';
 export type { TemporalConfig, TemporalTls } from './config/temporal-config.ts';
 
 export interface Config {
@@ -112,17 +113,6 @@ export interface StorageConfig {
     /** AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN; null leaves them to the SDK's chain (AWS_PROFILE, roles). */
     credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string } | null;
   };
-}
-
-export type Environment = Record<string, string | undefined>;
-
-/** The text of a file named by a setting; a file that cannot be read stops the start with its name. */
-function readSetting(name: string, file: string): string {
-  try {
-    return fs.readFileSync(path.resolve(file), 'utf8');
-  } catch (error) {
-    throw new Error(`${name}=${file} cannot be read: ${(error as Error).message}`);
-  }
 }
 
 function integer(env: Environment, name: string, fallback: number, min = 0): number {

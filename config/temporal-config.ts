@@ -5,11 +5,9 @@
  * key that is not the certificate's or an expired certificate stops the start naming the setting.
  */
 import { createPrivateKey, X509Certificate } from 'node:crypto';
-import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-
-type Environment = Record<string, string | undefined>;
+import { readSetting, type Environment } from './setting-file.ts';
 
 /** How the service reaches a cluster that requires TLS (docs/deployment.md, "A secured Temporal"). */
 export interface TemporalTls {
@@ -54,17 +52,9 @@ function port(env: Environment, name: string, fallback: number, min: number): nu
   return value;
 }
 
-function pemFile(name: string, file: string): string {
-  try {
-    return fs.readFileSync(path.resolve(file), 'utf8');
-  } catch (error) {
-    throw new Error(`${name}=${file} cannot be read: ${(error as Error).message}`);
-  }
-}
-
 /** A PEM file's text and its first certificate (a CA file may hold a bundle). */
 function certificate(name: string, file: string): { pem: string; first: X509Certificate } {
-  const pem = pemFile(name, file);
+  const pem = readSetting(name, file);
   try {
     return { pem, first: new X509Certificate(pem) };
   } catch (error) {
@@ -80,7 +70,7 @@ function clientCertificate(env: Environment): TemporalTls['clientCertificate'] {
   if (!certFile || !keyFile)
     throw new Error('TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY go together: set both (a client certificate and its private key) or neither');
   const { pem, first: cert } = certificate('TEMPORAL_TLS_CERT', certFile);
-  const key = pemFile('TEMPORAL_TLS_KEY', keyFile);
+  const key = readSetting('TEMPORAL_TLS_KEY', keyFile);
   let matches: boolean;
   try {
     matches = cert.checkPrivateKey(createPrivateKey(key));

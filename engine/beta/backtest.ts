@@ -49,11 +49,7 @@ export function backtestSettings(query: ResolvedBetaQuery, model: ModelEntry): B
     horizon: query.horizon,
     context: query.context,
     levels: query.levels,
-    season: fromConfig.season,
-    ...(fromConfig.seasonLengths && { seasonLengths: fromConfig.seasonLengths }),
-    ...(fromConfig.options !== undefined && { options: fromConfig.options }),
-    ...(fromConfig.conformal && { conformal: fromConfig.conformal }),
-    batch: fromConfig.batch,
+    ...fromConfig,
     refit: model.capabilities.reusesFit ? parsed.refit : 'every',
     reportRefitted: parsed.refit !== 'every',
   };

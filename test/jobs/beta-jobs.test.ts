@@ -42,6 +42,17 @@ function post(url: string, parts: Part[], headers: Record<string, string> = AUTH
 const submit = (parts: Part[], model = 'naive') => post(`/v1-beta/forecast-jobs?model=${model}`, parts);
 const sync = (parts: Part[], model = 'naive') => post(`/v1-beta/forecast?model=${model}`, parts);
 
+/** Each row of a job's predictions has exactly the mean of the same (time, cutoff, series) row of the synchronous answer's `data`. */
+function expectMeansAsSync(predictions: Record<string, unknown>[], data: Record<string, any>): void {
+  for (const row of predictions) {
+    const i = data.time.findIndex(
+      (t: string, j: number) =>
+        t === row.time_text && data.cutoff[j] === row.cutoff_text && data.identifiers.store[j] === row.store && data.identifiers.sku[j] === row.sku,
+    );
+    expect(row.mean).toBe(data.targets.sales.quantiles.mean[i]);
+  }
+}
+
 async function poll(id: string): Promise<Record<string, any>> {
   return until(
     async () => {
@@ -182,13 +193,7 @@ describe('a beta backtest job', () => {
       expect(row.refitted).toBe(data.refitted[i]);
     }
     const predictions = (await readDownload(`/v1-beta/forecast-jobs/${job}/predictions.parquet`)).rows;
-    for (const row of predictions) {
-      const i = data.time.findIndex(
-        (t: string, j: number) =>
-          t === row.time_text && data.cutoff[j] === row.cutoff_text && data.identifiers.store[j] === row.store && data.identifiers.sku[j] === row.sku,
-      );
-      expect(row.mean).toBe(data.targets.sales.quantiles.mean[i]);
-    }
+    expectMeansAsSync(predictions, data);
   });
 
   test('model_config (beyond the reference): the job forecasts with it exactly as the synchronous endpoint does', async () => {
@@ -202,13 +207,7 @@ describe('a beta backtest job', () => {
     expect(data.targets.sales.quantiles.mean).not.toEqual(byDefault.targets.sales.quantiles.mean);
     const predictions = (await readDownload(`/v1-beta/forecast-jobs/${job}/predictions.parquet`)).rows;
     expect(predictions).toHaveLength(data.time.length);
-    for (const row of predictions) {
-      const i = data.time.findIndex(
-        (t: string, j: number) =>
-          t === row.time_text && data.cutoff[j] === row.cutoff_text && data.identifiers.store[j] === row.store && data.identifiers.sku[j] === row.sku,
-      );
-      expect(row.mean).toBe(data.targets.sales.quantiles.mean[i]);
-    }
+    expectMeansAsSync(predictions, data);
   });
 
   test('a model that learns across series (svc-global) sees every series in one chunk: the job equals the synchronous answer', async () => {
@@ -220,13 +219,7 @@ describe('a beta backtest job', () => {
     const { data } = (await sync([queryPart(query), filePart('sales', sales)], 'svc-global')).json();
     const predictions = (await readDownload(`/v1-beta/forecast-jobs/${job}/predictions.parquet`)).rows;
     expect(predictions).toHaveLength(data.time.length);
-    for (const row of predictions) {
-      const i = data.time.findIndex(
-        (t: string, j: number) =>
-          t === row.time_text && data.cutoff[j] === row.cutoff_text && data.identifiers.store[j] === row.store && data.identifiers.sku[j] === row.sku,
-      );
-      expect(row.mean).toBe(data.targets.sales.quantiles.mean[i]);
-    }
+    expectMeansAsSync(predictions, data);
   });
 
   test('is listed beside forecast jobs, and only under its own prefix', async () => {
