@@ -7,6 +7,7 @@ import type { ResolvedBetaQuery } from '../../engine/beta/resolved-query.ts';
 import type { BetaSources } from '../../engine/beta/table-sources.ts';
 import { invalidRequest, requestField } from '../../engine/errors.ts';
 import { withConnection } from '../../engine/sql.ts';
+import type { ModelEntry } from '../../models/contract/model-registry.ts';
 import { betaKind } from '../../store/job-kinds.ts';
 import { storedSources } from '../beta/upload-sources.ts';
 import { newUploadDir, removeUpload, type Upload } from '../beta/upload.ts';
@@ -24,7 +25,8 @@ import { controlPaths, deleteOperation, jobControlRoutes } from './job-control.t
 
 /** A beta call's body, received and checked as far as is cheap (routes/beta.ts). */
 export interface CheckedUpload {
-  model: string;
+  /** The model, checked against the query: runnable here, and able to use what the query gives. */
+  model: ModelEntry;
   query: ResolvedBetaQuery;
   upload: Upload;
   sources: BetaSources;
@@ -95,7 +97,7 @@ export function betaJobRoutes(
         const meta = await jobs.submitBeta(
           {
             query: upload.query,
-            model,
+            model: model.name,
             principal: request.principal,
             quantiles: query.levels,
             sources: await storedSources(query.parsed, upload),

@@ -92,8 +92,8 @@ export async function betaRoutes(app: FastifyInstance, opts: BetaRouteOptions): 
  * endpoint and beta jobs, so both refuse the same input the same way.
  */
 async function receiveCheckedUpload(request: FastifyRequest, dir: string, opts: BetaRouteOptions): Promise<CheckedUpload> {
-  const { model } = parseOr422(BetaModelQuery, request.query, 'query');
-  requireRunnableModel(model, opts.engine.settings.models);
+  const { model: modelName } = parseOr422(BetaModelQuery, request.query, 'query');
+  requireRunnableModel(modelName, opts.engine.settings.models);
   if (!request.isMultipart()) throw new HttpError(415, 'unsupported_media_type', NOT_MULTIPART);
   // A principal's upload_bytes quota, where tighter than BETA_MAX_UPLOAD_BYTES, applies to the same bytes.
   const quota = tighterUploadLimit(opts.quotas.of(request.principal), opts.maxUploadBytes);
@@ -104,7 +104,7 @@ async function receiveCheckedUpload(request: FastifyRequest, dir: string, opts: 
   if (upload.query === undefined)
     throw new HttpError(422, 'invalid_request', `no "query" part: ${NOT_MULTIPART}`, [{ path: 'body.query', message: 'required' }]);
   const query = resolveBetaQuery(parseOr422(BetaQuery, upload.query, 'body.query'));
-  checkBetaQueryAgainstModel(query, model, opts.engine.settings.models);
+  const model = checkBetaQueryAgainstModel(query, modelName, opts.engine.settings.models);
   const sources = await resolveSources(query.parsed, upload, opts.locator);
   return { model, query, upload, sources };
 }

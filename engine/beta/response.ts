@@ -1,5 +1,9 @@
 import { z } from 'zod';
+import { quantileKey } from '../quantile-key.ts';
 import type { Metrics } from '../response-schema.ts';
+import type { BacktestSettings, TargetForecast } from './backtest.ts';
+import { addDuration, isoDuration, isoTimestamp } from './duration.ts';
+import type { PreparedData } from './prepare.ts';
 
 /**
  * The beta response (reference 2.9), column-oriented: every array of `data` has one entry per
@@ -118,4 +122,38 @@ export class BetaResponseBuilder {
     }
     this.body.metrics = m;
   }
+}
+
+/** The answer to a synchronous query: one row per (series, cutoff, step), in the backtest's order. */
+export function betaResponse(
+  prepared: Pick<PreparedData, 'identifiers' | 'levels' | 'targets'>,
+  settings: BacktestSettings,
+  forecasts: Iterable<TargetForecast>,
+): BetaResponse {
+  const keptIdentifiers = prepared.identifiers.filter((name) => prepared.levels.some((l) => l.kept.includes(name)));
+  const builder = new BetaResponseBuilder(keptIdentifiers, prepared.targets, settings.levels.map(quantileKey));
+  const { freq, horizon } = settings;
+  const spanText = isoDuration(freq);
+  let metrics: Record<string, Metrics> = {};
+  for (const { planned: p, target, output, actuals, metrics: scored } of forecasts) {
+    const ids = Object.fromEntries(prepared.identifiers.map((name, j) => [name, p.series.ids[j]]));
+    const cutoffText = isoTimestamp(p.cutoff);
+    if (target === 0) {
+      const refitted = settings.reportRefitted ? p.fittedAt === p.seen : undefined;
+      for (let h = 1; h <= horizon; h++)
+        builder.addRow(ids, isoTimestamp(addDuration(p.cutoff, freq, h)), cutoffText, isoDuration(freq, h), spanText, refitted);
+      metrics = {};
+    }
+    const name = prepared.targets[target];
+    for (let h = 0; h < horizon; h++)
+      builder.addPrediction(
+        name,
+        output.mean[h],
+        output.quantiles.map((q) => q[h]),
+        h < actuals.length ? actuals[h] : null,
+      );
+    if (scored) metrics[name] = scored;
+    if (target === prepared.targets.length - 1 && actuals.length > 0) builder.addMetrics(ids, cutoffText, actuals.length, metrics);
+  }
+  return builder.body;
 }

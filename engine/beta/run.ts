@@ -4,15 +4,12 @@ import type { ModelSettings } from '../../models/contract/model-interface.ts';
 import type { Engine } from '../engine.ts';
 import { invalidRequest, requestField, type FieldError } from '../errors.ts';
 import { horizonOutOfRangeField, requireRunnableModel } from '../model-checks.ts';
-import { quantileKey } from '../quantile-key.ts';
-import type { Metrics } from '../response-schema.ts';
 import { withConnection } from '../sql.ts';
 import { backtestSettings, dataSpan, noForecastRefusal, planCutoffs, queryCutoffs, runBacktest, targetForecasts } from './backtest.ts';
-import { addDuration, isoDuration, isoTimestamp } from './duration.ts';
 import { asMemoryRefusal } from './beta-database.ts';
 import { prepareSeries } from './prepare.ts';
 import type { ResolvedBetaQuery } from './resolved-query.ts';
-import { BetaResponseBuilder, type BetaResponse } from './response.ts';
+import { betaResponse, type BetaResponse } from './response.ts';
 import type { BetaSources } from './table-sources.ts';
 
 /**
@@ -55,14 +52,14 @@ export function checkBetaQueryAgainstModel(query: ResolvedBetaQuery, modelName: 
   return model;
 }
 
+/** Runs a query whose model `checkBetaQueryAgainstModel` accepted. */
 export async function runBetaForecast(
   engine: Engine,
   db: DuckDBInstance,
   query: ResolvedBetaQuery,
-  modelName: string,
+  model: ModelEntry,
   sources: BetaSources,
 ): Promise<{ body: BetaResponse; timings: BetaTimings; series: number }> {
-  const model = checkBetaQueryAgainstModel(query, modelName, engine.settings.models);
   const t0 = performance.now();
   const prepared = await withConnection(db, (c) => prepareSeries(c, query, sources)).catch((error: unknown) => {
     throw asMemoryRefusal(error) ?? error;
@@ -77,31 +74,7 @@ export async function runBetaForecast(
   const outputs = await runBacktest(engine, model, settings, planned, prepared, 'interactive');
   const t3 = performance.now();
 
-  const keptIdentifiers = prepared.identifiers.filter((name) => prepared.levels.some((l) => l.kept.includes(name)));
-  const builder = new BetaResponseBuilder(keptIdentifiers, prepared.targets, settings.levels.map(quantileKey));
-  const { freq, horizon } = settings;
-  const spanText = isoDuration(freq);
-  let metrics: Record<string, Metrics> = {};
-  for (const { planned: p, target, output, actuals, metrics: scored } of targetForecasts(planned, outputs, settings)) {
-    const ids = Object.fromEntries(prepared.identifiers.map((name, j) => [name, p.series.ids[j]]));
-    const cutoffText = isoTimestamp(p.cutoff);
-    if (target === 0) {
-      const refitted = settings.reportRefitted ? p.fittedAt === p.seen : undefined;
-      for (let h = 1; h <= horizon; h++)
-        builder.addRow(ids, isoTimestamp(addDuration(p.cutoff, freq, h)), cutoffText, isoDuration(freq, h), spanText, refitted);
-      metrics = {};
-    }
-    const name = prepared.targets[target];
-    for (let h = 0; h < horizon; h++)
-      builder.addPrediction(
-        name,
-        output.mean[h],
-        output.quantiles.map((q) => q[h]),
-        h < actuals.length ? actuals[h] : null,
-      );
-    if (scored) metrics[name] = scored;
-    if (target === prepared.targets.length - 1 && actuals.length > 0) builder.addMetrics(ids, cutoffText, actuals.length, metrics);
-  }
+  const body = betaResponse(prepared, settings, targetForecasts(planned, outputs, settings));
   const t4 = performance.now();
-  return { body: builder.body, timings: { schemaMs: t1 - t0, modelMs: t3 - t2, assembleMs: t2 - t1 + (t4 - t3) }, series: prepared.series.length };
+  return { body, timings: { schemaMs: t1 - t0, modelMs: t3 - t2, assembleMs: t2 - t1 + (t4 - t3) }, series: prepared.series.length };
 }
