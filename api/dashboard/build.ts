@@ -25,10 +25,11 @@ const builds = new Map<string, Promise<string>>();
 
 /**
  * The dashboard's static files (index.html, main.js, main.css and their source maps), bundled
- * from web/ by esbuild at server start, so that a fresh clone needs no build step and nothing
- * built is checked in. They go to `DATA_DIR/dashboard/<version>`, where the version is a hash of
- * the sources and the bundled packages: a folder is written once (built aside, then renamed, so
- * processes sharing DATA_DIR never see half a build) and reused by every later start.
+ * from web/ by esbuild at a start from the sources, so that a fresh clone needs no build step and
+ * nothing built is checked in (`npm run build` bundles them beforehand instead). They go to
+ * `DATA_DIR/dashboard/<version>`, where the version is a hash of the sources and the bundled
+ * packages: a folder is written once (built aside, then renamed, so processes sharing DATA_DIR
+ * never see half a build) and reused by every later start.
  */
 export function buildDashboard(dataDir: string): Promise<string> {
   const key = path.resolve(dataDir);
@@ -55,8 +56,7 @@ async function buildInto(dataDir: string): Promise<string> {
   await fs.promises.mkdir(parent, { recursive: true });
   const staging = await fs.promises.mkdtemp(path.join(parent, '.building-'));
   try {
-    await esbuild.build({ ...BUILD_OPTIONS, outdir: staging });
-    await fs.promises.copyFile(path.join(WEB_ROOT, 'index.html'), path.join(staging, 'index.html'));
+    await bundleDashboard(staging);
     // Another process may have finished the same version first: its folder is as good as ours.
     await fs.promises.rename(staging, target).catch(async (error: Error) => {
       if (!(await complete())) throw error;
@@ -65,6 +65,12 @@ async function buildInto(dataDir: string): Promise<string> {
     await fs.promises.rm(staging, { recursive: true, force: true });
   }
   return target;
+}
+
+/** Bundles web/ into `outdir`: index.html, main.js, main.css and their source maps. `npm run build` calls it too. */
+export async function bundleDashboard(outdir: string): Promise<void> {
+  await esbuild.build({ ...BUILD_OPTIONS, outdir });
+  await fs.promises.copyFile(path.join(WEB_ROOT, 'index.html'), path.join(outdir, 'index.html'));
 }
 
 /** A hash of everything the bundle is made of: web/'s files, the bundler's and the bundled packages' versions, the options. */

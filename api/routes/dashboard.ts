@@ -1,16 +1,17 @@
+import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
-import { buildDashboard } from '../dashboard/build.ts';
 import { jobResultRoutes } from '../dashboard/result-routes.ts';
 import type { JobService } from '../jobs/job-service.ts';
 
 /**
- * The dashboard at `/`: static files (built from web/ into DATA_DIR at start), public like /openapi since the
- * page itself asks for the API key and sends it with every API call; and, where the server runs
- * jobs, the JSON views of a job's results it reads (documented in /openapi).
+ * The dashboard at `/`: static files (bundled by `npm run build`, or into DATA_DIR at a start from
+ * the sources), public like /openapi since the page itself asks for the API key and sends it with
+ * every API call; and, where the server runs jobs, the JSON views of a job's results it reads
+ * (documented in /openapi).
  */
 export async function dashboardRoutes(app: FastifyInstance, opts: { dataDir: string; jobs?: JobService }): Promise<void> {
-  const root = await buildDashboard(opts.dataDir);
+  const root = await dashboardFolder(opts.dataDir);
   await app.register(async (files) => {
     // Every route the static plugin adds in this scope is public: no API key for the page itself.
     files.addHook('onRoute', (route) => {
@@ -28,4 +29,14 @@ export async function dashboardRoutes(app: FastifyInstance, opts: { dataDir: str
     });
   });
   if (opts.jobs) await app.register(jobResultRoutes, { jobs: opts.jobs });
+}
+
+/**
+ * Built, the server serves the bundle the build put beside it, and loads no bundler. From the
+ * sources, it bundles web/ now with esbuild, a development tool.
+ */
+async function dashboardFolder(dataDir: string): Promise<string> {
+  if (!import.meta.url.endsWith('.ts')) return fileURLToPath(new URL('../../web', import.meta.url));
+  const { buildDashboard } = await import('../dashboard/build.ts');
+  return buildDashboard(dataDir);
 }
