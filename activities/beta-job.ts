@@ -3,8 +3,10 @@ import path from 'node:path';
 import type { DuckDBInstance } from '@duckdb/node-api';
 import { arrowSource } from '../engine/beta/arrow-source.ts';
 import { backtestSettings, planCutoffs, queryCouplesSeries, runBacktest, targetForecasts } from '../engine/beta/backtest.ts';
+import { forecastRecords } from '../engine/beta/forecast-record.ts';
 import { planBetaChunks } from '../engine/beta/job-plan.ts';
 import { locatorSource, type LocatorConfig } from '../engine/beta/locator.ts';
+import { oneStepResiduals } from '../engine/beta/one-step-residuals.ts';
 import { BetaQuery } from '../engine/beta/query-schema.ts';
 import { resolveBetaQuery } from '../engine/beta/resolved-query.ts';
 import { parquetSource, type BetaSources, type TableSource } from '../engine/beta/table-sources.ts';
@@ -15,12 +17,15 @@ import { requireRunnableModel } from '../engine/model-checks.ts';
 import type { JobStore } from '../store/job-store.ts';
 import type { JobMeta, StoredSource } from '../store/layout.ts';
 import type { JobDocuments } from './job-documents.ts';
+import { betaResultNames, reconcileBetaCutoff } from './beta-reconciliation.ts';
 import type { JobPlan, KindActivities } from './job-kinds.ts';
 
 /**
- * A beta job's two steps: planning (the uploaded parts fetched from the store to a local folder,
+ * A beta job's steps: planning (the uploaded parts fetched from the store to a local folder,
  * the schema logic in DuckDB, one Parquet input per chunk written back to the store) and each
- * chunk (its series read back, forecast by the backtest core, results written as Parquet).
+ * chunk (its series read back, forecast by the backtest core, results written as Parquet). A
+ * reconciling job's chunks write base forecasts instead, and each cutoff's activity reconciles
+ * them into results (beta-reconciliation.ts).
  */
 
 export interface BetaDependencies {
@@ -75,10 +80,13 @@ export function createBetaActivities(deps: BetaDependencies): KindActivities {
         );
         for (const [n, chunk] of plan.chunks.entries()) await store.beta.writeChunk(jobId, n, chunk.heads, chunk.file);
         const { identifiers, targets, covariates, cutoffs } = plan;
-        await store.beta.writePlan(jobId, { identifiers, targets, covariates, cutoffs, chunks: plan.chunks.length });
+        // Only a reconciling job's plan names its cutoffs: every other plan stays as it was, and so do its workflow's commands.
+        const reconciliation = query.reconciliation ? { reconciliation: { cutoffs: plan.forecastCutoffs } } : {};
+        await store.beta.writePlan(jobId, { identifiers, targets, covariates, cutoffs, chunks: plan.chunks.length, ...reconciliation });
         const chunkForecasts = plan.chunks.map((c) => c.forecasts);
         const forecasts = chunkForecasts.reduce((a, b) => a + b, 0);
-        return { chunks: plan.chunks.length, forecasts, chunkForecasts, metricRows: forecasts * targets.length };
+        const reconciles = query.reconciliation ? { reconcileCutoffs: plan.forecastCutoffs.length } : {};
+        return { chunks: plan.chunks.length, forecasts, chunkForecasts, metricRows: forecasts * targets.length, ...reconciles };
       } finally {
         await fs.rm(dir, { recursive: true, force: true });
       }
@@ -94,19 +102,29 @@ export function createBetaActivities(deps: BetaDependencies): KindActivities {
       const settings = backtestSettings(query, model);
       const series = await store.beta.chunk(jobId, chunkNumber, { freq, targets: plan.targets.length, covariates: plan.covariates });
       const planned = planCutoffs(series, plan.cutoffs, freq, settings.refit);
+      const r = query.reconciliation;
+      if (r) {
+        // Base forecasts, with the levels that give a spread and the residuals the estimator reads; reconciled per cutoff later.
+        const taskSettings = { ...settings, levels: r.taskLevels };
+        const base = await runBacktest(engine.cancellable(signal), model, taskSettings, planned, plan, 'background');
+        const residuals =
+          r.residualWindow === null ? null : await oneStepResiduals(engine.cancellable(signal), model, settings, planned, plan, r.residualWindow, 'background');
+        const shape = { identifiers: plan.identifiers.length, quantiles: r.taskLevels.length, horizon: settings.horizon };
+        const records = [...forecastRecords(targetForecasts(planned, base, taskSettings))].map((f, i) => ({ ...f, residuals: residuals?.[i] ?? null }));
+        signal.throwIfAborted();
+        await store.beta.writeBaseForecasts(jobId, chunkNumber, shape, records);
+        return planned.length;
+      }
       const outputs = await runBacktest(engine.cancellable(signal), model, settings, planned, plan, 'background');
-      const names = {
-        jobId,
-        model: model.name,
-        identifiers: plan.identifiers,
-        targets: plan.targets,
-        levels: settings.levels,
-        freq,
-        horizon: settings.horizon,
-      };
       signal.throwIfAborted();
-      await store.beta.writeResults(names, chunkNumber, targetForecasts(planned, outputs, settings));
+      await store.beta.writeResults(betaResultNames(meta, model, plan, settings), chunkNumber, forecastRecords(targetForecasts(planned, outputs, settings)));
       return planned.length;
+    },
+
+    async reconcileCutoff(meta: JobMeta, cutoffIndex: number, signal: AbortSignal): Promise<number> {
+      const query = await queryOf(meta.job_id);
+      const plan = await documents.get(`plan/${meta.job_id}`, () => store.beta.plan(meta.job_id));
+      return reconcileBetaCutoff({ engine, store }, meta, query, plan, cutoffIndex, signal);
     },
   };
 }

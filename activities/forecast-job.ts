@@ -141,9 +141,23 @@ export function createActivities({ engine, store, forecastsPerChunk, beta }: Act
         }
       });
     },
+    /** A reconciling beta job's cutoff (by position): its chunks' base forecasts reconciled and written as one results part; safe to repeat. */
+    async reconcileCutoff(jobId: string, cutoffIndex: number): Promise<number> {
+      return heartbeating(async (signal) => {
+        const meta = await documents.get(`meta/${jobId}`, () => jobMeta(store, jobId));
+        const step = kinds[jobKind(meta)].reconcileCutoff;
+        if (!step) throw ApplicationFailure.nonRetryable(`job ${jobId} is a ${jobKind(meta)} job: it reconciles nothing`, 'internal_error');
+        return step(meta, cutoffIndex, signal);
+      });
+    },
     /** Counts what the job wrote: every metrics row it planned (one per forecast, and target for a beta job), or the job is not complete. */
     async summarizeJob(jobId: string, expectedForecasts: number, expectedMetricRows = expectedForecasts): Promise<JobSummary> {
-      if (expectedForecasts === 0) return { forecasts: 0, predictionRows: 0, metricRows: 0 };
+      if (expectedForecasts === 0) {
+        // Every series only context: the results are empty tables, so their downloads still answer with the columns.
+        const meta = await jobMeta(store, jobId);
+        if (jobKind(meta) === 'forecast') await store.writeResults(meta, 0, []);
+        return { forecasts: 0, predictionRows: 0, metricRows: 0 };
+      }
       const counts = await store.countResults(jobId);
       if (counts.metricRows !== expectedMetricRows) {
         throw ApplicationFailure.nonRetryable(`job wrote ${counts.metricRows} metrics rows; expected ${expectedMetricRows}`, 'internal_error');

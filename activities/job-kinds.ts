@@ -7,6 +7,11 @@ export interface JobPlan {
   chunkForecasts: number[];
   /** Metrics rows the job writes when that is not one per forecast (a beta job: one per forecast and target). */
   metricRows?: number;
+  /**
+   * Set only for a beta job that reconciles: the cutoffs to reconcile, one activity each, after
+   * every chunk. Absent from every other plan, so their workflows schedule what they always did.
+   */
+  reconcileCutoffs?: number;
 }
 
 /**
@@ -18,4 +23,6 @@ export interface KindActivities {
   planJob(meta: JobMeta): Promise<JobPlan>;
   /** Forecasts one chunk and writes its results, unless `signal` aborts first; returns the forecasts made. */
   runChunk(meta: JobMeta, chunkNumber: number, signal: AbortSignal): Promise<number>;
+  /** A reconciling job's cutoff (by position): its chunks' base forecasts reconciled, written as a results part; returns the forecasts written. */
+  reconcileCutoff?(meta: JobMeta, cutoffIndex: number, signal: AbortSignal): Promise<number>;
 }

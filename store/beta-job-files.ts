@@ -1,9 +1,12 @@
-import type { TargetForecast } from '../engine/beta/backtest.ts';
 import type { Duration } from '../engine/beta/duration.ts';
+import type { ForecastRecord } from '../engine/beta/forecast-record.ts';
 import type { PreparedSeries, SeriesHead } from '../engine/beta/prepare.ts';
+import { readBaseForecasts, writeBaseForecastParts, type BaseForecast, type BaseShape, type StoredBaseForecast } from './beta-base-forecasts.ts';
 import { readBetaChunkSeries, writeBetaResultParts, type BetaResultNames } from './beta-results.ts';
 import { required } from './errors.ts';
 import {
+  betaBaseKey,
+  betaBasePartsKey,
   betaChunkValuesKey,
   betaInputKey,
   betaPlanKey,
@@ -22,7 +25,8 @@ import type { StoreDatabase } from './store-database.ts';
 /**
  * What only a beta job has in the store (`JobStore.beta`): its uploaded parts, its query as sent
  * and its sources, the plan its planning wrote, its chunk inputs (series heads as JSON, values as
- * Parquet) and its results' parts, written with columns named by its query.
+ * Parquet), a reconciling job's base forecasts, and its results' parts, written with columns named
+ * by its query.
  */
 export class BetaJobFiles {
   constructor(
@@ -74,8 +78,26 @@ export class BetaJobFiles {
     return readBetaChunkSeries(this.db, this.objects.location(betaChunkValuesKey(jobId, chunk)), heads, shape);
   }
 
-  /** Writes one chunk's results; as for forecast jobs, a retry replaces the chunk's parts whole. */
-  async writeResults(names: BetaResultNames, chunk: number, forecasts: Iterable<TargetForecast>): Promise<void> {
-    await writeChunkParts(this.objects, names.jobId, chunk, (files) => writeBetaResultParts(this.db, files, names, forecasts));
+  /**
+   * Writes one part of results: a chunk's, or a reconciling job's cutoff's (numbered by the
+   * cutoff's position). As for forecast jobs, a retry replaces the part whole.
+   */
+  async writeResults(names: BetaResultNames, part: number, forecasts: Iterable<ForecastRecord>): Promise<void> {
+    await writeChunkParts(this.objects, names.jobId, part, (files) => writeBetaResultParts(this.db, files, names, forecasts));
+  }
+
+  /** A reconciling job's chunk: its base forecasts and residuals, in place of results; a retry replaces its parts whole. */
+  async writeBaseForecasts(jobId: string, chunk: number, shape: BaseShape, forecasts: Iterable<BaseForecast>): Promise<void> {
+    await this.objects.writeWith(betaBaseKey(jobId, 'forecasts', chunk), (forecastsFile) =>
+      this.objects.writeWith(betaBaseKey(jobId, 'residuals', chunk), (residualsFile) =>
+        writeBaseForecastParts(this.db, { forecasts: forecastsFile, residuals: residualsFile }, shape, forecasts),
+      ),
+    );
+  }
+
+  /** Every chunk's base forecasts at one cutoff, with their residuals when asked for. */
+  baseForecasts(jobId: string, shape: BaseShape, cutoff: number, withResiduals: boolean): Promise<StoredBaseForecast[]> {
+    const glob = (table: 'forecasts' | 'residuals') => `${this.objects.location(betaBasePartsKey(jobId, table))}/*.parquet`;
+    return readBaseForecasts(this.db, { forecasts: glob('forecasts'), residuals: glob('residuals') }, shape, cutoff, withResiduals);
   }
 }

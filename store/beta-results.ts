@@ -1,8 +1,9 @@
 import { timestampValue, type DuckDBAppender, type DuckDBTimestampValue } from '@duckdb/node-api';
-import type { TargetForecast } from '../engine/beta/backtest.ts';
 import { addDuration, type Duration } from '../engine/beta/duration.ts';
+import type { ForecastRecord } from '../engine/beta/forecast-record.ts';
 import { emptySeries, fillSeries, type PreparedSeries, type SeriesHead } from '../engine/beta/prepare.ts';
 import { sqlIdent, sqlString } from '../engine/sql.ts';
+import type { ScheduledRunOf } from './layout.ts';
 import type { StoreDatabase } from './store-database.ts';
 import { METRIC_NAMES, quantileColumn, writeAppendedParts } from './results.ts';
 
@@ -11,7 +12,9 @@ import { METRIC_NAMES, quantileColumn, writeAppendedParts } from './results.ts';
  * as in the query (null where a roll-up level aggregates it away), then `cutoff` and `time`
  * (TIMESTAMP, UTC), the target's name, the step, the model, `mean`, one column per quantile and
  * the actual where the data has it. Metrics: one row per (series, cutoff, target), with whether
- * the model was refitted at that cutoff.
+ * the model was refitted at that cutoff. A scheduled run's rows end with `schedule_id` and
+ * `scheduled_at`, so one query over the store ranks runs over time. A reconciled job's rows name
+ * their `level` after the identifiers, and keep the unreconciled `base_mean` beside `mean`.
  * Also the chunk inputs' values, which the job's planning wrote as Parquet.
  */
 
@@ -27,6 +30,10 @@ export const BETA_RESULT_COLUMNS = [
   'actual',
   'known_steps',
   'refitted',
+  'schedule_id',
+  'scheduled_at',
+  'level',
+  'base_mean',
   ...METRIC_NAMES,
 ] as const;
 
@@ -39,26 +46,38 @@ export interface BetaResultNames {
   levels: readonly number[];
   freq: Duration;
   horizon: number;
+  /** Set for a scheduled run. */
+  schedule?: ScheduledRunOf;
+  /** Set when the job reconciles: its rows then carry `level` and `base_mean`. */
+  reconciled?: boolean;
 }
+
+const levelColumn = (names: BetaResultNames) => (names.reconciled ? ['level VARCHAR'] : []);
+
+const scheduleColumns = (names: BetaResultNames) => (names.schedule ? ['schedule_id VARCHAR', 'scheduled_at TIMESTAMP'] : []);
 
 const num = (a: DuckDBAppender, v: number | null | undefined) => (v == null || Number.isNaN(v) ? a.appendNull() : a.appendDouble(v));
 
 export function betaPredictionColumns(names: BetaResultNames): string[] {
   return [
     ...names.identifiers.map((id) => `${sqlIdent(id)} VARCHAR`),
+    ...levelColumn(names),
     'cutoff TIMESTAMP',
     '"time" TIMESTAMP',
     'target VARCHAR',
     'step INTEGER',
     'model VARCHAR',
     'mean DOUBLE',
+    ...(names.reconciled ? ['base_mean DOUBLE'] : []),
     ...names.levels.map((l) => `${quantileColumn(l)} DOUBLE`),
     'actual DOUBLE',
+    ...scheduleColumns(names),
   ];
 }
 
 const metricColumns = (names: BetaResultNames) => [
   ...names.identifiers.map((id) => `${sqlIdent(id)} VARCHAR`),
+  ...levelColumn(names),
   'cutoff TIMESTAMP',
   'target VARCHAR',
   'model VARCHAR',
@@ -66,6 +85,7 @@ const metricColumns = (names: BetaResultNames) => [
   ...METRIC_NAMES.map((m) => `${m} DOUBLE`),
   // False where the model kept an earlier cutoff's fit (the query's refit policy).
   'refitted BOOLEAN',
+  ...scheduleColumns(names),
 ];
 
 /** The order a merged download is in: by series, cutoff, target, step. */
@@ -76,7 +96,7 @@ export async function writeBetaResultParts(
   db: StoreDatabase,
   files: Record<'predictions' | 'metrics', string>,
   names: BetaResultNames,
-  forecasts: Iterable<TargetForecast>,
+  forecasts: Iterable<ForecastRecord>,
 ): Promise<void> {
   // A job has few distinct cutoffs and step times: their DuckDB values are made once each.
   const times = new Map<number, DuckDBTimestampValue>();
@@ -91,12 +111,19 @@ export async function writeBetaResultParts(
     if (!steps) stepTimes.set(cutoff, (steps = Array.from({ length: names.horizon }, (_, h) => addDuration(cutoff, names.freq, h + 1))));
     return steps;
   };
+  const schedule = names.schedule && { id: names.schedule.schedule_id, at: Date.parse(names.schedule.scheduled_at) };
+  const scheduled = (a: DuckDBAppender) => {
+    if (!schedule) return;
+    a.appendVarchar(schedule.id);
+    ts(a, schedule.at);
+  };
   await writeAppendedParts(db, files, { predictions: betaPredictionColumns(names), metrics: metricColumns(names) }, (pa, ma) => {
-    for (const { planned, target, output, actuals, metrics } of forecasts) {
-      const steps = stepsAfter(planned.cutoff);
+    for (const { ids, cutoff, refitted, target, mean, quantiles, actuals, metrics, reconciled } of forecasts) {
+      const steps = stepsAfter(cutoff);
       const identify = (a: DuckDBAppender) => {
-        for (const id of planned.series.ids) id === null ? a.appendNull() : a.appendVarchar(id);
-        ts(a, planned.cutoff);
+        for (const id of ids) id === null ? a.appendNull() : a.appendVarchar(id);
+        if (reconciled) a.appendVarchar(reconciled.level);
+        ts(a, cutoff);
       };
       const targetName = names.targets[target];
       for (let h = 0; h < names.horizon; h++) {
@@ -105,9 +132,11 @@ export async function writeBetaResultParts(
         pa.appendVarchar(targetName);
         pa.appendInteger(h + 1);
         pa.appendVarchar(names.model);
-        pa.appendDouble(output.mean[h]);
-        for (const q of output.quantiles) pa.appendDouble(q[h]);
+        pa.appendDouble(mean[h]);
+        if (reconciled) pa.appendDouble(reconciled.baseMean[h]);
+        for (const q of quantiles) pa.appendDouble(q[h]);
         num(pa, h < actuals.length ? actuals[h] : null);
+        scheduled(pa);
         pa.endRow();
       }
       identify(ma);
@@ -115,7 +144,8 @@ export async function writeBetaResultParts(
       ma.appendVarchar(names.model);
       ma.appendInteger(actuals.length);
       for (const m of METRIC_NAMES) num(ma, metrics?.[m]);
-      ma.appendBoolean(planned.fittedAt === planned.seen);
+      ma.appendBoolean(refitted);
+      scheduled(ma);
       ma.endRow();
     }
   });

@@ -5,7 +5,9 @@ import type { JobActivities, JobPlan } from '../activities/forecast-job.ts';
  * One workflow per job (forecast or beta, the activities tell them apart): plan chunks, run them with bounded parallelism, summarise.
  * Only ids and counts pass through here; the data stays in the job store. A run starts at most
  * `chunksPerRun` chunks, then continues as new with the plan and its progress, so each run's
- * history stays bounded however large the job.
+ * history stays bounded however large the job. A beta job whose plan says it reconciles then
+ * reconciles each cutoff, one activity each, under the same bounds; no other job comes near that
+ * step, so their workflows issue the commands they always did.
  */
 
 export interface ForecastJobArgs {
@@ -16,8 +18,8 @@ export interface ForecastJobArgs {
   heartbeatTimeoutMs: number;
   /** Chunks one run starts before it continues as new (each costs a few history events). */
   chunksPerRun: number;
-  /** Set when a run continues as new: the plan and what the earlier runs did. */
-  resume?: { plan: JobPlan; nextChunk: number; done: number; chunksDone: number };
+  /** Set when a run continues as new: the plan and what the earlier runs did (`nextCutoff`: a reconciling job's next cutoff). */
+  resume?: { plan: JobPlan; nextChunk: number; done: number; chunksDone: number; nextCutoff?: number };
 }
 
 export interface JobProgress {
@@ -59,7 +61,7 @@ export async function forecastJob(args: ForecastJobArgs) {
     heartbeatTimeout: args.heartbeatTimeoutMs,
     retry: { maximumAttempts: 5 },
   });
-  const { runChunk } = proxyActivities<JobActivities>({
+  const { runChunk, reconcileCutoff } = proxyActivities<JobActivities>({
     startToCloseTimeout: '1 hour',
     heartbeatTimeout: args.heartbeatTimeoutMs,
     retry: { initialInterval: '1 second', maximumInterval: '1 minute', maximumAttempts: 10 },
@@ -85,6 +87,21 @@ export async function forecastJob(args: ForecastJobArgs) {
     if (end < plan.chunks) {
       // Thrown past the catch below unchanged (it is neither a cancellation nor an activity failure).
       await continueAsNew<typeof forecastJob>({ ...args, resume: { plan, nextChunk: end, done: progress.done, chunksDone: progress.chunksDone } });
+    }
+    if (plan.reconcileCutoffs) {
+      // The chunks' share of this run's budget is spent; the cutoffs take the rest, and later runs what remains.
+      const total = plan.reconcileCutoffs;
+      const from = args.resume?.nextCutoff ?? 0;
+      const to = Math.min(total, from + Math.max(0, Math.max(1, args.chunksPerRun) - (end - first)));
+      let nextCutoff = from;
+      const reconcileLane = async () => {
+        while (nextCutoff < to) await reconcileCutoff(args.jobId, nextCutoff++);
+      };
+      await Promise.all(Array.from({ length: Math.min(args.parallelism, to - from) }, reconcileLane));
+      if (to < total) {
+        const resume = { plan, nextChunk: plan.chunks, done: progress.done, chunksDone: progress.chunksDone, nextCutoff: to };
+        await continueAsNew<typeof forecastJob>({ ...args, resume });
+      }
     }
     return await summarizeJob(args.jobId, plan.forecasts, plan.metricRows ?? plan.forecasts);
   } catch (err) {

@@ -130,7 +130,7 @@ export const seriesName = (identifiers: readonly string[], s: PreparedSeries): s
  * covariates (NaN where a step has none). They are named by position (`c0`, `c1`, ...): a job's
  * chunks know how many there are, not their names, and a model only needs them told apart.
  */
-function historicalCovariates(series: PreparedSeries, from: number, to: number): TaskCovariates | undefined {
+export function historicalCovariates(series: PreparedSeries, from: number, to: number): TaskCovariates | undefined {
   if (series.covariates.length === 0) return undefined;
   const hist = Object.fromEntries(series.covariates.map((values, j) => [`c${j}`, Array.from(values.subarray(from, to))]));
   return { hist, future: {}, static: {} };
@@ -216,10 +216,26 @@ export interface TargetForecast {
   actuals: Float64Array;
   /** Null when no step after the cutoff is known. */
   metrics: Metrics | null;
+  /** Set when the query reconciles: `output` is then the reconciled forecast. */
+  reconciled?: ReconciledExtras;
 }
 
-/** Each forecast's values, actuals and metrics, in plan order (targets innermost). */
-export function* targetForecasts(planned: readonly PlannedCutoff[], outputs: readonly ForecastOutput[], settings: BacktestSettings): Generator<TargetForecast> {
+/** What a reconciled forecast adds: its level's name and the base (unreconciled) mean. */
+export interface ReconciledExtras {
+  readonly level: string;
+  readonly baseMean: ArrayLike<number>;
+}
+
+/**
+ * Each forecast's values, actuals and metrics, in plan order (targets innermost); `reconciled`,
+ * when given, is aligned with `outputs`, which then hold the reconciled forecasts.
+ */
+export function* targetForecasts(
+  planned: readonly PlannedCutoff[],
+  outputs: readonly ForecastOutput[],
+  settings: BacktestSettings,
+  reconciled?: readonly ReconciledExtras[],
+): Generator<TargetForecast> {
   let i = 0;
   for (const p of planned) {
     const known = Math.max(0, Math.min(settings.horizon, p.series.length - p.seen));
@@ -235,7 +251,7 @@ export function* targetForecasts(planned: readonly PlannedCutoff[], outputs: rea
               output.quantiles.map((q) => q.subarray(0, known)),
             )
           : null;
-      yield { planned: p, target, output, actuals, metrics };
+      yield { planned: p, target, output, actuals, metrics, ...(reconciled && { reconciled: reconciled[i] }) };
     }
   }
 }

@@ -28,6 +28,8 @@ export interface BetaJobPlan {
   targets: string[];
   covariates: number;
   cutoffs: number[] | null;
+  /** The cutoffs at which some series is forecast, ascending: a reconciling job reconciles each once. */
+  forecastCutoffs: number[];
   chunks: PlannedChunk[];
 }
 
@@ -59,7 +61,12 @@ export async function planBetaChunks(
     const span = dataSpan(extents, freq);
     const cutoffs = queryCutoffs(query, span);
 
-    const counts = extents.map((e) => seriesCutoffs(e, cutoffs, freq).length);
+    const forecastCutoffs = new Set<number>();
+    const counts = extents.map((e) => {
+      const own = seriesCutoffs(e, cutoffs, freq);
+      for (const cutoff of own) forecastCutoffs.add(cutoff);
+      return own.length;
+    });
     const total = counts.reduce((a, b) => a + b, 0);
     if (total === 0) throw noForecastRefusal(span);
     const size = options.coupled ? Infinity : forecastsPerChunk(total, options.minimumForecastsPerChunk);
@@ -98,7 +105,8 @@ export async function planBetaChunks(
       const files = (await fs.readdir(folder)).map((name) => path.join(folder, name));
       chunks.push({ heads: group.heads, forecasts: group.forecasts, file: files.length === 1 ? files[0] : await mergeFiles(c, files) });
     }
-    return { identifiers: tables.identifiers, targets: tables.targets, covariates: tables.covariates.length, cutoffs, chunks };
+    const ascending = [...forecastCutoffs].sort((a, b) => a - b);
+    return { identifiers: tables.identifiers, targets: tables.targets, covariates: tables.covariates.length, cutoffs, forecastCutoffs: ascending, chunks };
   } catch (error) {
     throw asMemoryRefusal(error) ?? error;
   }

@@ -1,12 +1,16 @@
+import { describeLevel } from '../reconciliation/hierarchy-structure.ts';
+import { MIN_OBSERVATIONS } from '../reconciliation/min-trace-weights.ts';
 import { MAX_HORIZON } from '../request-schema.ts';
 import { parseTimestamp } from '../time-index.ts';
 import { floorToGrid, parseDuration, wholeSteps, type Duration } from './duration.ts';
+import { hierarchyLevels, selectLevels, type Level } from './hierarchy.ts';
 import { summariseRoles, type BetaQuery, type RoleSummary } from './query-fields.ts';
 
 /**
  * Rules between fields of the beta query that no single field's schema can see: the roles form
  * one table, durations are whole numbers of frequency steps, hierarchies and the selector name
- * identifier columns, covariates join on columns that exist. Paths are relative to the query.
+ * identifier columns, covariates join on columns that exist, reconciliation has the hierarchy and
+ * the levels its method needs. Paths are relative to the query.
  */
 
 export interface QueryIssue {
@@ -67,6 +71,7 @@ export function checkQueryRules(query: BetaQuery): QueryIssue[] {
   checkHierarchies(query, roles, issues);
   checkSelector(query, roles, issues);
   checkCovariates(query, roles, issues);
+  checkReconciliation(query, roles, issues);
   return issues;
 }
 
@@ -142,3 +147,81 @@ function checkCovariates(query: BetaQuery, roles: RoleSummary, issues: QueryIssu
     }
   });
 }
+
+/** Which methods read each option of `reconciliation`: an option another method would ignore is refused (decision 019). */
+const OPTION_METHODS = { estimator: ['min_trace'], proportions: ['top_down', 'middle_out'], middle_level: ['middle_out'] } as const;
+const RESIDUAL_ESTIMATORS: readonly string[] = ['wls_var', 'mint_shrink', 'mint_cov'];
+
+/**
+ * Reconciliation reads the levels the hierarchies roll up into: it needs hierarchies, options
+ * that fit its method, the bottom level (every identifier kept), and for the top-down methods a
+ * tree with the level they disaggregate from. Refused here, before a job exists, rather than
+ * after its forecasts.
+ */
+function checkReconciliation(query: BetaQuery, roles: RoleSummary, issues: QueryIssue[]): void {
+  const r = query.reconciliation;
+  if (!r) return;
+  const at = (...rest: string[]) => ['reconciliation', ...rest];
+  const before = issues.length;
+  if (Object.keys(query.input.hierarchies ?? {}).length === 0) {
+    issues.push({ path: at(), message: 'reconciliation needs input.hierarchies: it reconciles the levels they roll up into' });
+    return;
+  }
+  for (const [option, methods] of Object.entries(OPTION_METHODS)) {
+    if (r[option as keyof typeof OPTION_METHODS] !== undefined && !(methods as readonly string[]).includes(r.method))
+      issues.push({ path: at(option), message: `${option} applies to ${methods.join(' and ')} only; the method is ${r.method}` });
+  }
+  if (r.method === 'middle_out' && !r.middle_level)
+    issues.push({ path: at('middle_level'), message: 'middle_out needs middle_level: the identifiers its middle level keeps' });
+  if (r.residual_window !== undefined) {
+    const estimator = r.estimator ?? 'wls_struct';
+    if (r.method !== 'min_trace' || !RESIDUAL_ESTIMATORS.includes(estimator))
+      issues.push({ path: at('residual_window'), message: `only min_trace with ${RESIDUAL_ESTIMATORS.join(', ')} reads one-step residuals` });
+    else if (r.residual_window < MIN_OBSERVATIONS[estimator as keyof typeof MIN_OBSERVATIONS])
+      issues.push({
+        path: at('residual_window'),
+        message: `min_trace with ${estimator} needs at least ${MIN_OBSERVATIONS[estimator as keyof typeof MIN_OBSERVATIONS]} residuals per series`,
+      });
+  }
+  // The levels below are only known once the hierarchies and the selector are sound.
+  if (issues.length > before || issues.some((issue) => issue.path[0] === 'input' || issue.path[0] === 'selector')) return;
+  const all = hierarchyLevels(roles.identifiers, query.input.hierarchies);
+  let picked: Level[];
+  try {
+    picked = selectLevels(all, query.selector).levels;
+  } catch {
+    return; // the selector picks no level: the schema logic says so, listing them
+  }
+  const listed = (levels: Level[]) => levels.map(describeLevel).join(', ');
+  if (!picked.some((level) => level.mask === 0)) {
+    const bottom = describeLevel({ kept: roles.identifiers });
+    issues.push({ path: ['selector'], message: `reconciliation needs the bottom level ${bottom}, which the selector leaves out (it picks ${listed(picked)})` });
+    return;
+  }
+  if (r.method !== 'top_down' && r.method !== 'middle_out') return;
+  const bySize = [...picked].sort((x, y) => x.kept.length - y.kept.length);
+  const nested = bySize.every(
+    (level, i) => i === 0 || (level.kept.length > bySize[i - 1].kept.length && bySize[i - 1].kept.every((name) => level.kept.includes(name))),
+  );
+  if (!nested) {
+    const message = `${r.method} disaggregates along single parents and needs a tree, but the levels ${listed(picked)} cross (a grouped structure); use bottom_up or min_trace`;
+    issues.push({ path: at('method'), message });
+    return;
+  }
+  const needed =
+    r.method === 'top_down' ? [...all].sort((x, y) => x.kept.length - y.kept.length)[0] : all.find((level) => sameSet(level.kept, r.middle_level ?? []));
+  if (!needed) {
+    issues.push({
+      path: at('middle_level'),
+      message: `${describeLevel({ kept: r.middle_level ?? [] })} is not a level of the hierarchies; the levels are ${listed(all)}`,
+    });
+  } else if (!picked.some((level) => level.mask === needed.mask)) {
+    const role = r.method === 'top_down' ? 'the top level' : 'its middle level';
+    issues.push({
+      path: ['selector'],
+      message: `${r.method} needs ${role} ${describeLevel(needed)}, which the selector leaves out (it picks ${listed(picked)})`,
+    });
+  }
+}
+
+const sameSet = (a: readonly string[], b: readonly string[]) => a.length === new Set(b).size && a.every((name) => b.includes(name));

@@ -1,6 +1,7 @@
 import { quantileLevels } from '../tasks.ts';
 import { duration, wholeSteps, type Duration } from './duration.ts';
 import { inputColumns, summariseRoles, type BetaQuery, type Columns, type RoleSummary } from './query-fields.ts';
+import { resolveReconciliation, type BetaReconciliation } from './reconciliation-settings.ts';
 
 /**
  * A beta query that passed validation, with what the rest of the pipeline reads from it worked
@@ -26,6 +27,8 @@ export interface ResolvedBetaQuery {
   readonly context: number | null;
   /** The quantile levels asked for (the default when none). */
   readonly levels: readonly number[];
+  /** What `reconciliation` asks for; null without it. */
+  readonly reconciliation: BetaReconciliation | null;
 }
 
 /** Resolves a query the BetaQuery schema accepted (its rules guarantee one time column and whole steps). */
@@ -34,6 +37,7 @@ export function resolveBetaQuery(parsed: BetaQuery): ResolvedBetaQuery {
   const roles = summariseRoles(columns);
   const [timeColumn, timeRole] = roles.time[0];
   const freq = duration(timeRole.frequency);
+  const levels = quantileLevels(parsed.quantiles);
   return {
     parsed,
     columns,
@@ -43,6 +47,7 @@ export function resolveBetaQuery(parsed: BetaQuery): ResolvedBetaQuery {
     freq,
     horizon: wholeSteps(duration(parsed.prediction_length), freq)!,
     context: parsed.context ? wholeSteps(duration(parsed.context), freq)! : null,
-    levels: quantileLevels(parsed.quantiles),
+    levels,
+    reconciliation: resolveReconciliation(parsed, levels),
   };
 }

@@ -8,14 +8,16 @@ import { withConnection } from '../sql.ts';
 import { backtestSettings, dataSpan, noForecastRefusal, planCutoffs, queryCutoffs, runBacktest, targetForecasts } from './backtest.ts';
 import { asMemoryRefusal } from './beta-database.ts';
 import { prepareSeries } from './prepare.ts';
+import { reconcileBacktest } from './reconciled-backtest.ts';
 import type { ResolvedBetaQuery } from './resolved-query.ts';
 import { betaResponse, type BetaResponse } from './response.ts';
 import type { BetaSources } from './table-sources.ts';
 
 /**
  * The synchronous beta pipeline: the schema logic prepares the series in DuckDB (prepare.ts), the
- * backtest core plans and runs one task per (series, cutoff, target) (backtest.ts), and the answer
- * is assembled column by column.
+ * backtest core plans and runs one task per (series, cutoff, target) (backtest.ts), a query that
+ * asks for it is reconciled cutoff by cutoff (reconciled-backtest.ts), and the answer is
+ * assembled column by column.
  */
 
 export interface BetaTimings {
@@ -71,10 +73,15 @@ export async function runBetaForecast(
   const planned = planCutoffs(prepared.series, queryCutoffs(query, span), prepared.freq, settings.refit);
   if (planned.length === 0) throw noForecastRefusal(span);
   const t2 = performance.now();
-  const outputs = await runBacktest(engine, model, settings, planned, prepared, 'interactive');
+  const reconciliation = query.reconciliation;
+  // Reconciliation reads a spread from a symmetric pair of quantiles: the model may forecast more levels than the answer holds.
+  const taskSettings = reconciliation ? { ...settings, levels: reconciliation.taskLevels } : settings;
+  const base = await runBacktest(engine, model, taskSettings, planned, prepared, 'interactive');
+  const reconciled = reconciliation ? await reconcileBacktest(engine, model, reconciliation, settings, prepared, planned, base, 'interactive') : null;
   const t3 = performance.now();
 
-  const body = betaResponse(prepared, settings, targetForecasts(planned, outputs, settings));
+  const forecasts = targetForecasts(planned, reconciled?.outputs ?? base, settings, reconciled?.extras);
+  const body = betaResponse(prepared, settings, forecasts, reconciled !== null);
   const t4 = performance.now();
   return { body, timings: { schemaMs: t1 - t0, modelMs: t3 - t2, assembleMs: t2 - t1 + (t4 - t3) }, series: prepared.series.length };
 }

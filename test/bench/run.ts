@@ -33,6 +33,14 @@ const BENCHMARKS: Record<string, readonly [summary: string, load: () => Promise<
     'foundation models over M4 Hourly: our ONNX adapters against the reference PyTorch pipelines on the CPU, series/s and ratio',
     () => import('./onnx.ts'),
   ],
+  'cold-start': [
+    'a new API process and a new worker until they answer /healthz: from the sources with tsx against the build (npm run build)',
+    () => import('./cold-start.ts'),
+  ],
+  reconciliation: [
+    'hierarchy reconciliation: every method on a 50,000-bottom tree (time, memory, hierarchicalforecast peer); MASE and scaled CRPS per level on prison and visnights',
+    () => import('./reconciliation.ts'),
+  ],
   load: [
     '64 clients for 60 s (small sync forecasts, job submissions, polls) while a large job runs: 5xx, p99; POST /forecast req/s vs Fastify hello-world',
     () => import('./load.ts'),
