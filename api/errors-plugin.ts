@@ -58,6 +58,9 @@ export const errorsPlugin = fp(async (app: FastifyInstance) => {
     return sendProblem(reply, problem(404, 'not_found', `no route ${request.method} ${path}`));
   };
   app.setNotFoundHandler(noRoute);
+  // An operator's hint (a missing export's folder, a provider that cannot start) is logged once per
+  // distinct hint, not on every refusal: clients may ask for the model again and again.
+  const hintsLogged = new Set<string>();
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     // A request no route takes can still fail before the not-found handler runs: Fastify reads the
@@ -70,6 +73,10 @@ export const errorsPlugin = fp(async (app: FastifyInstance) => {
     }
     if (error instanceof EngineError) {
       if (error.kind === 'forecast_failed') request.log.error({ err: error }, 'forecast failed');
+      if (error.operatorDetail && !hintsLogged.has(error.operatorDetail)) {
+        hintsLogged.add(error.operatorDetail);
+        request.log.warn({ code: error.kind }, error.operatorDetail);
+      }
       const fields = error.fields && httpFieldErrors(error.fields, request.routeOptions.config.fieldRoots ?? STABLE_ROOTS);
       return sendProblem(reply, problem(STATUS_OF_KIND[error.kind], error.kind, error.message, fields));
     }

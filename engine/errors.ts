@@ -39,6 +39,8 @@ export class EngineError extends Error {
     readonly kind: ErrorKind,
     message: string,
     readonly fields: readonly FieldError[] | null = null,
+    /** What an operator must fix (a folder, a file, a setting): for the server's log, never the client's answer. */
+    readonly operatorDetail: string | null = null,
   ) {
     super(message);
   }

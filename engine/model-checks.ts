@@ -1,5 +1,5 @@
 import { horizonOutOfRange } from '../models/families/foundation/horizon-range.ts';
-import { availableModels, modelEntry, MODEL_NAMES, whyUnavailable, type ModelEntry } from '../models/contract/model-registry.ts';
+import { availability, availableModels, modelEntry, MODEL_NAMES, type ModelEntry } from '../models/contract/model-registry.ts';
 import type { CovariateKind as ModelCovariateKind, ModelSettings } from '../models/contract/model-interface.ts';
 import { resolveCovariates, type CovariateGenerator } from './covariates/generator.ts';
 import type { EngineSettings } from './engine.ts';
@@ -13,12 +13,16 @@ export function requireRunnableModel(name: string, settings: ModelSettings): Mod
     throw invalidRequest(`unknown model '${name}'`, [{ root: 'model', path: [], message: `must be one of ${MODEL_NAMES.join(', ')}` }]);
   }
   // Foundation models with an adapter are available once their export is installed and intact.
-  const reason = whyUnavailable(entry, settings);
-  if (reason !== null) {
-    const message = `model '${name}' is not available on this server: ${reason}. Models available here: ${availableModels(settings).join(', ')}.`;
-    throw new EngineError('model_unavailable', message, [{ root: 'model', path: [], message }]);
-  }
+  // The client hears that, without server paths; the operator's hint goes to the log.
+  const found = availability(entry, settings);
+  if (!found.runnable) throw modelUnavailable(name, found.reason, settings, found.hint);
   return entry;
+}
+
+/** The refusal of a model that cannot run here: its reason, and what runs instead. */
+export function modelUnavailable(name: string, reason: string, settings: ModelSettings, operatorDetail: string | null = null): EngineError {
+  const message = `model '${name}' is not available on this server: ${reason}. Models available here: ${availableModels(settings).join(', ')}.`;
+  return new EngineError('model_unavailable', message, [{ root: 'model', path: [], message }], operatorDetail);
 }
 
 const KIND_LABEL: Record<ModelCovariateKind, string> = {

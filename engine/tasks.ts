@@ -2,6 +2,7 @@ import type { ModelEntry } from '../models/contract/model-registry.ts';
 import type { ContextSeries, ForecastOutput, ForecastTask, GlobalBatchOptions } from '../models/contract/model-interface.ts';
 import type { Engine } from './engine.ts';
 import { EngineError, type FieldRef } from './errors.ts';
+import { modelUnavailable } from './model-checks.ts';
 import type { RefitPolicy } from './request-schema.ts';
 import type { Lane } from './threads/queue-order.ts';
 import type { ThreadResult } from './threads/batch.ts';
@@ -105,8 +106,9 @@ function recordBatch(model: string, seconds: number, results: readonly ThreadRes
 /**
  * Forecasts every task, in order, on the model threads (or, for the few batches cheaper to run
  * than to send, on the event loop: threads/inline.ts). A task the model refuses (ModelInputError: too short a history,
- * ...) is an `invalid_request` at its label's field; any other failure, and a non-finite value,
- * is `forecast_failed`: a model never hands back a forecast the caller cannot use.
+ * ...) is an `invalid_request` at its label's field; a model that cannot run here (its export
+ * gone, its execution provider unable to start) is `model_unavailable`; any other failure, and a
+ * non-finite value, is `forecast_failed`: a model never hands back a forecast the caller cannot use.
  */
 export async function runTasks(engine: Engine, batch: TaskBatch, label: (task: number) => TaskLabel): Promise<ForecastOutput[]> {
   const { model, tasks } = batch;
@@ -125,6 +127,7 @@ export async function runTasks(engine: Engine, batch: TaskBatch, label: (task: n
           { ...at.field, message: at.fieldMessage(result.message) },
         ]);
       }
+      if (result.unavailable) throw modelUnavailable(model.name, result.message, engine.settings.models, result.unavailable.operatorDetail);
       throw new EngineError('forecast_failed', `model '${model.name}' failed on ${at.forecast}: ${result.message}`);
     }
     if (!allFinite(result.mean) || !result.quantiles.every(allFinite)) {

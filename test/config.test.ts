@@ -29,6 +29,18 @@ test('SHUTDOWN_GRACE: 25 s by default; milliseconds, seconds (also a plain numbe
   for (const bad of ['-1s', '1h', 'soon', '5 s']) expect(() => loadConfig({ SHUTDOWN_GRACE: bad })).toThrow(/SHUTDOWN_GRACE/);
 });
 
+test('ONNX_EXECUTION_PROVIDERS: unset lets the server choose; a list is taken in order; an unknown or repeated name stops the start naming the variable', () => {
+  const providers = (value?: string) => loadConfig(value === undefined ? {} : { ONNX_EXECUTION_PROVIDERS: value }).engine.models.executionProviders;
+  expect(providers()).toBeNull();
+  expect(providers('')).toBeNull();
+  expect(providers('cpu')).toEqual(['cpu']);
+  expect(providers(' CUDA , cpu ')).toEqual(['cuda', 'cpu']);
+  expect(providers('tensorrt,cuda,cpu')).toEqual(['tensorrt', 'cuda', 'cpu']);
+  expect(() => providers('gpu')).toThrow(/ONNX_EXECUTION_PROVIDERS names 'gpu', which is not an ONNX Runtime execution provider; use cpu, cuda/);
+  expect(() => providers('cuda,,cpu')).toThrow(/ONNX_EXECUTION_PROVIDERS names ''/);
+  expect(() => providers('cuda,cuda')).toThrow(/ONNX_EXECUTION_PROVIDERS names a provider twice/);
+});
+
 describe('Temporal TLS settings', () => {
   let certs: Certificates;
   beforeAll(async () => {

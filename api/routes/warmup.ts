@@ -14,6 +14,10 @@ const WarmupResponse = z
     load_time_ms: z.number().meta({ description: 'Time spent loading and initialising the model, in milliseconds.' }),
     cloud: z.string().nullable(),
     region: z.string().nullable(),
+    execution_provider: z.string().nullable().meta({
+      description:
+        'Beyond the reference: for a model run by ONNX Runtime, the execution provider its sessions run on (`cpu`, `cuda`...; several, comma-separated, if the model threads differ). Null for the others.',
+    }),
   })
   .meta({ id: 'WarmupResponse' });
 
@@ -22,8 +26,15 @@ export async function warmupRoutes(app: FastifyInstance, opts: { defaultModel: s
   const querySchema = ModelQuery(opts.defaultModel);
   app.get('/warmup', async (request): Promise<z.output<typeof WarmupResponse>> => {
     const query = parseOr422(querySchema, request.query, 'query');
-    const { model, loadTimeMs } = await warmUpModel(opts.engine, query.model);
-    return { model, status: 'ready', load_time_ms: Math.round(loadTimeMs * 1000) / 1000, cloud: query.cloud ?? null, region: query.region ?? null };
+    const { model, loadTimeMs, executionProvider } = await warmUpModel(opts.engine, query.model);
+    return {
+      model,
+      status: 'ready',
+      load_time_ms: Math.round(loadTimeMs * 1000) / 1000,
+      cloud: query.cloud ?? null,
+      region: query.region ?? null,
+      execution_provider: executionProvider,
+    };
   });
 }
 

@@ -7,6 +7,7 @@ import { conformalForecast } from '../../models/numerics/conformal.ts';
 import { modelEntry } from '../../models/contract/model-registry.ts';
 import {
   ModelInputError,
+  ModelUnavailableError,
   type ContextSeries,
   type ForecastOutput,
   type ForecastTask,
@@ -24,8 +25,15 @@ export interface ThreadBatch {
   options?: GlobalBatchOptions;
 }
 
-/** A task's forecast or failure, with the seconds the model spent on it (a global model's batch shared out evenly). */
-export type ThreadResult = ({ ok: true; mean: Float64Array; quantiles: Float64Array[] } | { ok: false; inputError: boolean; message: string }) & {
+/**
+ * A task's forecast or failure, with the seconds the model spent on it (a global model's batch
+ * shared out evenly). A forecast of a model run by ONNX Runtime names the execution provider. A
+ * model that cannot run here (ModelUnavailableError) is `unavailable`, with its operator's detail.
+ */
+export type ThreadResult = (
+  | { ok: true; mean: Float64Array; quantiles: Float64Array[]; executionProvider?: string }
+  | { ok: false; inputError: boolean; message: string; unavailable?: { operatorDetail: string } }
+) & {
   seconds: number;
 };
 
@@ -52,9 +60,16 @@ const failure = (err: unknown, seconds: number): ThreadResult => ({
   ok: false,
   inputError: err instanceof ModelInputError,
   message: err instanceof Error ? err.message : String(err),
+  ...(err instanceof ModelUnavailableError && { unavailable: { operatorDetail: err.operatorDetail } }),
   seconds,
 });
-const success = (out: ForecastOutput, seconds: number): ThreadResult => ({ ok: true, mean: out.mean, quantiles: out.quantiles, seconds });
+const success = (out: ForecastOutput, seconds: number, executionProvider?: string | null): ThreadResult => ({
+  ok: true,
+  mean: out.mean,
+  quantiles: out.quantiles,
+  ...(executionProvider && { executionProvider }),
+  seconds,
+});
 const since = (start: number) => (performance.now() - start) / 1000;
 
 /** Every task of a local model, in order, each failing on its own. */
@@ -86,7 +101,8 @@ export async function runBatch(models: LoadedModels, batch: ThreadBatch): Promis
   try {
     const outputs = await model.forecastBatch(batch.tasks, batch.context ?? [], batch.options);
     const seconds = share();
-    return outputs.map((out) => success(out, seconds));
+    const provider = model.executionProvider?.();
+    return outputs.map((out) => success(out, seconds, provider));
   } catch (err) {
     // A global model fails as a whole: every task reports the same cause.
     const seconds = share();

@@ -7,7 +7,7 @@ import type { ThreadData } from './model-thread.ts';
 
 /**
  * The worker threads that fit and run models, so a long fit never blocks the event loop. Threads
- * start from a small JavaScript bootstrap that registers tsx and loads the TypeScript task module,
+ * start from a small JavaScript bootstrap that loads the task module (registering tsx first when it is TypeScript),
  * with the model settings in their workerData (they read no environment). They start on first
  * use, and batches waiting for a thread start in the order of queue-order.ts: small interactive
  * requests ahead of large ones and of job chunks.
@@ -16,6 +16,8 @@ import type { ThreadData } from './model-thread.ts';
 class LazyPool {
   private pool: Piscina | undefined;
   private unwatch: (() => void) | undefined;
+  /** The execution provider each ONNX Runtime model's sessions last ran on, as its batches report it. */
+  readonly executionProviders = new Map<string, string>();
 
   constructor(
     readonly size: number,
@@ -24,7 +26,9 @@ class LazyPool {
 
   get threads(): Piscina {
     if (!this.pool) {
-      const workerData: ThreadData = { taskModule: new URL('./model-thread.ts', import.meta.url).href, models: this.models };
+      // The task module in this module's own form: TypeScript from the sources, JavaScript once built.
+      const taskModule = new URL(import.meta.url.endsWith('.ts') ? './model-thread.ts' : './model-thread.js', import.meta.url).href;
+      const workerData: ThreadData = { taskModule, models: this.models };
       this.pool = new Piscina({
         filename: new URL('./bootstrap.mjs', import.meta.url).href,
         workerData,
@@ -68,8 +72,16 @@ export class ModelThreads {
     return new ModelThreads(this.size, this.home.models, signal, this.home);
   }
 
-  private run(batch: ThreadBatch, lane: Lane, requestSize: number): Promise<ThreadResult[]> {
-    return this.home.threads.run(withQueueOptions(batch, { lane, requestSize }), { signal: this.signal });
+  private async run(batch: ThreadBatch, lane: Lane, requestSize: number): Promise<ThreadResult[]> {
+    const results: ThreadResult[] = await this.home.threads.run(withQueueOptions(batch, { lane, requestSize }), { signal: this.signal });
+    const provider = results.find((r) => r.ok && r.executionProvider);
+    if (provider?.ok && provider.executionProvider) this.home.executionProviders.set(batch.model, provider.executionProvider);
+    return results;
+  }
+
+  /** The execution provider a model's sessions ran on in these threads; null before one ran, or for a model not run by ONNX Runtime. */
+  executionProviderOf(model: string): string | null {
+    return this.home.executionProviders.get(model) ?? null;
   }
 
   /** Runs the tasks of one local model across the threads, in chunks, keeping the input order. */

@@ -33,6 +33,8 @@ export interface ModelCapabilities {
    * forecast from its own data, and the request may be split across threads and job chunks.
    */
   readonly couplesSeries?: 'always' | 'cross-learning' | 'covariates';
+  /** True when the model forecasts a point alone, so that every requested quantile equals the mean. */
+  readonly pointOnly?: boolean;
 }
 
 /** A covariate value: numbers for most models, strings (categories) for some. */
@@ -171,6 +173,8 @@ export interface EnsembleSettings {
 export interface GlobalModel {
   readonly name: string;
   forecastBatch(tasks: readonly ForecastTask[], context: readonly ContextSeries[], options?: GlobalBatchOptions): Promise<ForecastOutput[]>;
+  /** For a model run by ONNX Runtime: the execution provider its loaded session runs on; null before it is loaded. */
+  readonly executionProvider?: () => string | null;
 }
 
 /**
@@ -183,6 +187,8 @@ export interface ModelSettings {
   readonly modelsDir: string;
   /** Intra-op threads of each ONNX Runtime session. */
   readonly onnxThreads: number;
+  /** ONNX Runtime execution providers, in order; absent or null: the server chooses (models/families/foundation/execution-providers.ts). */
+  readonly executionProviders?: readonly string[] | null;
 }
 
 /**
@@ -191,4 +197,20 @@ export interface ModelSettings {
  */
 export class ModelInputError extends Error {
   override readonly name = 'ModelInputError';
+}
+
+/**
+ * Raised when a model cannot run on this server (its export is missing or broken, or its execution
+ * provider cannot start). The message is the reason for the client, a clause that follows "model
+ * 'x' is not available on this server: ", and names no server path; `operatorDetail` says what an
+ * operator must fix, and goes to the server's log only.
+ */
+export class ModelUnavailableError extends Error {
+  override readonly name: string = 'ModelUnavailableError';
+  constructor(
+    message: string,
+    readonly operatorDetail: string,
+  ) {
+    super(message);
+  }
 }

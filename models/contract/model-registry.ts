@@ -1,5 +1,5 @@
 import { installedHorizonRange, type HorizonRange } from '../families/foundation/horizon-range.ts';
-import { inspectModel, type FoundationName } from '../families/foundation/model-store.ts';
+import { inspectModel, type FoundationName, type Inspection } from '../families/foundation/model-store.ts';
 import { aarimaConfig } from '../families/arima/aarima-config.ts';
 import { cesConfig } from '../families/ces/ces-config.ts';
 import { ENSEMBLE_MEMBERS, ensembleConfig } from '../families/ensemble/ensemble-config.ts';
@@ -22,6 +22,8 @@ export { ENSEMBLE_MEMBERS };
 
 export interface ModelEntry {
   readonly name: string;
+  /** The line of models it belongs to (`ets` for aets, `timesfm` for both TimesFM versions), as clients group them. */
+  readonly family: string;
   readonly capabilities: ModelCapabilities;
   /** Loads a model fitted on each series alone. */
   readonly loadLocal?: () => Promise<LocalModel>;
@@ -30,10 +32,10 @@ export interface ModelEntry {
   /** Why the model cannot run here, for models with neither loader. */
   readonly unavailableReason?: string;
   /**
-   * For models that run exported weights: null when they are installed and intact, else what is
-   * missing or wrong and where it goes (models/families/foundation/model-store.ts).
+   * For models that run exported weights: their installed export, verified, or what is missing or
+   * wrong, for clients and for operators (models/families/foundation/model-store.ts).
    */
-  readonly installed?: (settings: ModelSettings) => string | null;
+  readonly inspectExport?: (settings: ModelSettings) => Inspection;
   /** The horizons the installed model can forecast, where its graph bounds them (models/families/foundation/horizon-range.ts). */
   readonly horizonRange?: (settings: ModelSettings) => HorizonRange | null;
   /** Its `model_config.config`: the schema, and how a config becomes its options. Absent: it takes no model_config. */
@@ -61,14 +63,13 @@ const NO_ADAPTER =
 /** A foundation model with an adapter (models/families/foundation/): runnable once its export is installed. */
 const installedFoundation =
   (name: FoundationName) =>
-  (settings: ModelSettings): string | null => {
-    const found = inspectModel(name, settings.modelsDir);
-    return found.ok ? null : found.reason;
-  };
+  (settings: ModelSettings): Inspection =>
+    inspectModel(name, settings.modelsDir);
 
 const ENTRIES: ModelEntry[] = [
   {
     name: 'naive',
+    family: 'naive',
     capabilities: { ...local(), fitFree: true },
     loadLocal: async () => (await import('../families/naive/naive.ts')).naive,
     config: naiveConfig,
@@ -76,15 +77,23 @@ const ENTRIES: ModelEntry[] = [
   },
   {
     name: 'seasonal-naive',
+    family: 'naive',
     capabilities: { ...local(), fitFree: true },
     loadLocal: async () => (await import('../families/naive/naive.ts')).seasonalNaiveModel,
     config: seasonalNaiveConfig,
   },
-  { name: 'aets', capabilities: { ...local(), reusesFit: true }, loadLocal: async () => (await import('../families/ets/aets.ts')).aets, config: aetsConfig },
+  {
+    name: 'aets',
+    family: 'ets',
+    capabilities: { ...local(), reusesFit: true },
+    loadLocal: async () => (await import('../families/ets/aets.ts')).aets,
+    config: aetsConfig,
+  },
   // Numeric future covariates, caller-supplied or generated, as regressors (regression with ARIMA
   // errors): beyond the reference, which marks aarima's covariates as coming.
   {
     name: 'aarima',
+    family: 'arima',
     capabilities: local(['future', 'generated']),
     loadLocal: async () => (await import('../families/arima/aarima.ts')).aarima,
     config: aarimaConfig,
@@ -92,15 +101,23 @@ const ENTRIES: ModelEntry[] = [
   // Beyond the API reference's list (issue 12): automatic Theta, statsforecast's AutoTheta.
   {
     name: 'theta',
+    family: 'theta',
     capabilities: { ...local(), reusesFit: true },
     loadLocal: async () => (await import('../families/theta/theta.ts')).theta,
     config: thetaConfig,
   },
   // Beyond the API reference's list (issue 12): complex exponential smoothing, statsforecast's AutoCES.
-  { name: 'ces', capabilities: { ...local(), reusesFit: true }, loadLocal: async () => (await import('../families/ces/ces.ts')).ces, config: cesConfig },
+  {
+    name: 'ces',
+    family: 'ces',
+    capabilities: { ...local(), reusesFit: true },
+    loadLocal: async () => (await import('../families/ces/ces.ts')).ces,
+    config: cesConfig,
+  },
   // Beyond the API reference's list (issue 12): several seasonalities, statsforecast's MSTL.
   {
     name: 'mstl',
+    family: 'mstl',
     capabilities: { ...local(), multipleSeasons: true },
     loadLocal: async () => (await import('../families/mstl/mstl.ts')).mstl,
     config: mstlConfig,
@@ -110,6 +127,7 @@ const ENTRIES: ModelEntry[] = [
     // models and svc-global. Numeric covariates reach the members that take them (svc-global all
     // kinds, aarima future ones); strings are refused, as aarima cannot take them.
     name: 'ensemble',
+    family: 'ensemble',
     capabilities: { covariates: ['historical', 'future', 'static', 'generated'], maxContext: null, needsWeights: false, global: true, multipleSeasons: true },
     loadGlobal: async (settings) => (await import('../families/ensemble/ensemble.ts')).createEnsemble((name) => loadMember(name, settings)),
     config: ensembleConfig,
@@ -117,6 +135,7 @@ const ENTRIES: ModelEntry[] = [
   {
     // Every covariate kind: the reference's "all kinds" row, and generated covariates (issue 5).
     name: 'svc-global',
+    family: 'svc-global',
     capabilities: { covariates: [...FULL_EXOGENOUS, 'string', 'generated'], maxContext: null, needsWeights: false, global: true },
     loadGlobal: async () => (await import('../families/svc-global/svc-global.ts')).svcGlobal,
   },
@@ -124,9 +143,10 @@ const ENTRIES: ModelEntry[] = [
     // Past-only and known-future covariates are Chronos-2's own inputs (generated ones arrive as
     // such); it has no static input, and a constant row carries no value through its scaling.
     name: 'chronos-2',
+    family: 'chronos',
     capabilities: foundation(['historical', 'future', 'generated'], 'cross-learning'),
     loadGlobal: async (settings) => (await import('../families/foundation/chronos2.ts')).chronos2Model(settings),
-    installed: installedFoundation('chronos-2'),
+    inspectExport: installedFoundation('chronos-2'),
     config: chronos2Config,
   },
   {
@@ -135,27 +155,30 @@ const ENTRIES: ModelEntry[] = [
     // the API reference gives string covariates to tabpfn-ts and svc-global alone, although the
     // regression, like TimesFM's own, could one-hot encode them.
     name: 'timesfm-2p5',
+    family: 'timesfm',
     capabilities: foundation(['future', 'generated'], 'covariates'),
     loadGlobal: async (settings) => (await import('../families/foundation/timesfm2p5.ts')).timesfm25Model(settings),
-    installed: installedFoundation('timesfm-2p5'),
+    inspectExport: installedFoundation('timesfm-2p5'),
   },
   {
     // Past-only and known-future covariates are extra variates of the reference's own input
     // (Moirai2Forecast's past_feat_dynamic_real and feat_dynamic_real); generated ones arrive as
     // such. It has no static input. Each series attends only to its own tokens.
     name: 'moirai-2',
+    family: 'moirai',
     capabilities: foundation(['historical', 'future', 'generated'], 'covariates'),
     loadGlobal: async (settings) => (await import('../families/foundation/moirai2.ts')).moirai2Model(settings),
-    installed: installedFoundation('moirai-2'),
+    inspectExport: installedFoundation('moirai-2'),
     horizonRange: (settings) => installedHorizonRange('moirai-2', settings.modelsDir),
   },
   {
     // As moirai-2: past-only and known-future covariates are extra variates of the reference's
     // input (MoiraiMoEForecast's past_feat_dynamic_real and feat_dynamic_real); no static input.
     name: 'moirai-moe',
+    family: 'moirai',
     capabilities: foundation(['historical', 'future', 'generated'], 'covariates'),
     loadGlobal: async (settings) => (await import('../families/foundation/moirai-moe.ts')).moiraiMoEModel(settings),
-    installed: installedFoundation('moirai-moe'),
+    inspectExport: installedFoundation('moirai-moe'),
     horizonRange: (settings) => installedHorizonRange('moirai-moe', settings.modelsDir),
   },
   {
@@ -166,26 +189,29 @@ const ENTRIES: ModelEntry[] = [
     // categories. Each series is a table of its own and the model has no is_global, so the series
     // of a request are never coupled.
     name: 'tabpfn-ts',
+    family: 'tabpfn',
     capabilities: foundation([...FULL_EXOGENOUS, 'string', 'generated'], 'cross-learning'),
     loadGlobal: async (settings) => (await import('../families/foundation/tabpfn-ts.ts')).tabpfnTsModel(settings),
-    installed: installedFoundation('tabpfn-ts'),
+    inspectExport: installedFoundation('tabpfn-ts'),
   },
   {
     // Known-future numeric covariates through the reference's in-context regression, as
     // timesfm-2p5 (the reference's table: future covariates only).
     name: 'timesfm-2',
+    family: 'timesfm',
     capabilities: foundation(['future', 'generated'], 'covariates'),
     loadGlobal: async (settings) => (await import('../families/foundation/timesfm2.ts')).timesfm2Model(settings),
-    installed: installedFoundation('timesfm-2'),
+    inspectExport: installedFoundation('timesfm-2'),
   },
   {
     // Univariate, as the reference's covariate table ("none") and TiRex itself (tirex-ts 1.4.2:
     // its forecast reads each series alone). Each series and roll-out step is a window of its
     // own, so the series of a request are never coupled.
     name: 'tirex',
+    family: 'tirex',
     capabilities: foundation(NONE, 'covariates'),
     loadGlobal: async (settings) => (await import('../families/foundation/tirex.ts')).tirexModel(settings),
-    installed: installedFoundation('tirex'),
+    inspectExport: installedFoundation('tirex'),
   },
   {
     // Known-future numeric covariates (caller-supplied or generated) as feature columns, as the
@@ -195,9 +221,10 @@ const ENTRIES: ModelEntry[] = [
     // over the horizon; a static one is constant within a series' table, and dropped). Each series
     // is a table of its own and the model has no is_global, so the series are never coupled.
     name: 'tabicl',
+    family: 'tabicl',
     capabilities: foundation(['future', 'generated'], 'cross-learning'),
     loadGlobal: async (settings) => (await import('../families/foundation/tabicl.ts')).tabiclModel(settings),
-    installed: installedFoundation('tabicl'),
+    inspectExport: installedFoundation('tabicl'),
   },
   {
     // Past-only and known-future numeric covariates (generated ones arrive as such) are extra
@@ -206,14 +233,16 @@ const ENTRIES: ModelEntry[] = [
     // silent on tirex-2. It has no static input. The attention mixes the rows of one series only
     // and the model has no is_global, so the series of a request are never coupled.
     name: 'tirex-2',
+    family: 'tirex',
     capabilities: foundation(['historical', 'future', 'generated'], 'cross-learning'),
     loadGlobal: async (settings) => (await import('../families/foundation/tirex2.ts')).tirex2Model(settings),
-    installed: installedFoundation('tirex-2'),
+    inspectExport: installedFoundation('tirex-2'),
     horizonRange: (settings) => installedHorizonRange('tirex-2', settings.modelsDir),
   },
   // The reference's covariate table is silent on these: they are taken as univariate.
   ...['t0-alpha', 't0-beta'].map((name) => ({
     name,
+    family: 't0',
     capabilities: foundation(NONE),
     unavailableReason: NO_ADAPTER,
   })),
@@ -222,9 +251,10 @@ const ENTRIES: ModelEntry[] = [
     // (exogenous variables "planned for a future 2.0 release"). Each series is one row of its own
     // (one variate), so the series of a request are never coupled.
     name: 'toto-2',
+    family: 'toto',
     capabilities: foundation(NONE, 'covariates'),
     loadGlobal: async (settings) => (await import('../families/foundation/toto.ts')).toto2Model(settings),
-    installed: installedFoundation('toto-2'),
+    inspectExport: installedFoundation('toto-2'),
     horizonRange: (settings) => installedHorizonRange('toto-2', settings.modelsDir),
   },
   {
@@ -232,9 +262,10 @@ const ENTRIES: ModelEntry[] = [
     // forecast reads the series alone. Each series is forecast from its own window, so the series
     // of a request are never coupled (it takes no covariates that could couple them).
     name: 'patchtst-fm',
+    family: 'patchtst',
     capabilities: foundation(NONE, 'covariates'),
     loadGlobal: async (settings) => (await import('../families/foundation/patchtst-fm.ts')).patchtstFMModel(settings),
-    installed: installedFoundation('patchtst-fm'),
+    inspectExport: installedFoundation('patchtst-fm'),
     horizonRange: (settings) => installedHorizonRange('patchtst-fm', settings.modelsDir),
   },
   {
@@ -242,14 +273,17 @@ const ENTRIES: ModelEntry[] = [
     // ReversoPredictor reads each series' target alone. Each series is its own row, so the series
     // of a request are never coupled.
     name: 'reverso',
-    capabilities: foundation(NONE, 'covariates'),
+    family: 'reverso',
+    // Its quantiles are its point forecast, as the reference's samples are.
+    capabilities: { ...foundation(NONE, 'covariates'), pointOnly: true },
     loadGlobal: async (settings) => (await import('../families/foundation/reverso.ts')).reversoModel(settings),
-    installed: installedFoundation('reverso'),
+    inspectExport: installedFoundation('reverso'),
     horizonRange: (settings) => installedHorizonRange('reverso', settings.modelsDir),
   },
   // The earlier variant's model list (reference 9.3); none of these is served any more.
   ...['moirai', 'chronos', 'chronos-bolt', 'timesfm', 'time-moe'].map((name) => ({
     name,
+    family: name === 'chronos-bolt' ? 'chronos' : name,
     capabilities: foundation(name === 'moirai' ? [...FULL_EXOGENOUS, 'generated'] : NONE),
     unavailableReason: 'it belongs to the earlier model list and is not served by this version',
   })),
@@ -275,15 +309,41 @@ export function modelEntry(name: string): ModelEntry | undefined {
   return BY_NAME.get(name);
 }
 
-/** Why a model cannot run on this server now, or null when it can. */
-export function whyUnavailable(e: ModelEntry, settings: ModelSettings): string | null {
-  if (!(e.loadLocal ?? e.loadGlobal)) return e.unavailableReason ?? 'it is not implemented on this server';
-  return e.installed?.(settings) ?? null;
+/**
+ * Whether a model runs on this server now. When not: `reason` for clients, naming no server path;
+ * `hint` for operators (the folder, the file at fault, the export command), null when installing
+ * would not help (docs/decisions/071-no-server-paths-for-clients.md).
+ */
+export type Availability =
+  | { readonly runnable: true }
+  | { readonly runnable: false; readonly reason: string; readonly hint: string | null; readonly export: 'not_installed' | 'failed_verification' | null };
+
+export function availability(e: ModelEntry, settings: ModelSettings): Availability {
+  if (!(e.loadLocal ?? e.loadGlobal))
+    return { runnable: false, reason: e.unavailableReason ?? 'it is not implemented on this server', hint: null, export: null };
+  const found = e.inspectExport?.(settings);
+  if (!found || found.ok) return { runnable: true };
+  return { runnable: false, reason: found.reason, hint: `model '${e.name}': ${found.hint}`, export: found.state };
+}
+
+/**
+ * What an operator must do before a known model runs here (where its export goes, and how to make
+ * it), or null when it runs or installing would not help: for the server's log and operator tools.
+ */
+export function operatorHint(name: string, settings: ModelSettings): string | null {
+  const entry = modelEntry(name);
+  const found = entry && availability(entry, settings);
+  return found && !found.runnable ? found.hint : null;
 }
 
 /** Names of the models this server can run now. */
 export function availableModels(settings: ModelSettings): string[] {
-  return ENTRIES.filter((e) => whyUnavailable(e, settings) === null).map((e) => e.name);
+  return ENTRIES.filter((e) => availability(e, settings).runnable).map((e) => e.name);
+}
+
+/** Every known model's entry, in the registry's order. */
+export function modelEntries(): readonly ModelEntry[] {
+  return ENTRIES;
 }
 
 /**

@@ -258,7 +258,11 @@ describe('the planner cuts generated covariates per forecast creation date', () 
 describe('model checks', () => {
   test('exchange rates are refused for a model that takes generated but not historical covariates', async () => {
     const { checkRequestAgainstModel } = await import('../../engine/model-checks.ts');
-    const futureOnly = { name: 'f', capabilities: { covariates: ['future', 'generated'] as const, maxContext: null, needsWeights: false, global: false } };
+    const futureOnly = {
+      name: 'f',
+      family: 'f',
+      capabilities: { covariates: ['future', 'generated'] as const, maxContext: null, needsWeights: false, global: false },
+    };
     const req = request(
       [
         { type: 'holidays', config: { country: 'US' } },

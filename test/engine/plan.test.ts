@@ -8,9 +8,10 @@ import type { ModelEntry } from '../../models/contract/model-registry.ts';
 
 const globalModel: ModelEntry = {
   name: 'g',
+  family: 'g',
   capabilities: { covariates: ['historical', 'future', 'static'], maxContext: null, needsWeights: false, global: true },
 };
-const localModel: ModelEntry = { name: 'l', capabilities: { covariates: [], maxContext: null, needsWeights: false, global: false } };
+const localModel: ModelEntry = { name: 'l', family: 'l', capabilities: { covariates: [], maxContext: null, needsWeights: false, global: false } };
 
 const request = ForecastRequest.parse({
   series: [

@@ -22,7 +22,7 @@ export const float: CovariateKind<'float', typeof FloatConfig> = {
       return refuse(
         'data_source',
         sources.size === 0
-          ? `unknown data source '${config.data_source}': no data sources are registered (Parquet or CSV files in ${floatSourcesDir})`
+          ? `unknown data source '${config.data_source}': no data sources are registered on this server`
           : `unknown data source '${config.data_source}'; registered data sources: ${listed(sources.keys())}`,
       );
     }
@@ -30,7 +30,8 @@ export const float: CovariateKind<'float', typeof FloatConfig> = {
     try {
       source = describeFloatSource(config.data_source, file);
     } catch (e) {
-      return refuse('data_source', `data source '${config.data_source}' cannot be read: ${(e as Error).message}`);
+      // The reader's words name the file: the client hears the source's name instead.
+      return refuse('data_source', `data source '${config.data_source}' cannot be read: ${(e as Error).message.replaceAll(file, config.data_source)}`);
     }
     if (!source.timeColumn) {
       const columns = source.columns.map((c) => `${c.name} ${c.type}`).join(', ');

@@ -4,12 +4,15 @@
  * folder, validates its manifest and checks the ONNX file against the manifest's checksum.
  *
  * The folder is MODELS_DIR (config.ts), handed to every caller: the API process checks a model
- * there before it accepts work, and worker threads load it from there.
+ * there before it accepts work, and worker threads load it from there. What is wrong is said
+ * twice: to clients without any server path, and to operators with the folder and the fix
+ * (docs/decisions/071-no-server-paths-for-clients.md).
  */
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { ModelUnavailableError } from '../../contract/model-interface.ts';
 import { tabiclManifestSchema } from './tabicl-manifest.ts';
 import { tabpfnTsManifestSchema } from './tabpfn-ts-manifest.ts';
 import { tirex2ManifestSchema } from './tirex2-manifest.ts';
@@ -222,7 +225,24 @@ export interface InstalledModel<N extends FoundationName = FoundationName> {
   readonly fingerprint: string;
 }
 
-export type Inspection<N extends FoundationName = FoundationName> = { ok: true; model: InstalledModel<N> } | { ok: false; reason: string };
+/**
+ * Why an export cannot be used: `state` (nothing installed, or files that fail verification), a
+ * `reason` for clients that names no server path, and a `hint` for operators (the folder, the file
+ * at fault, the export command), which goes to the server's log and to operator tools.
+ */
+export interface ExportProblem {
+  readonly ok: false;
+  readonly state: 'not_installed' | 'failed_verification';
+  readonly reason: string;
+  readonly hint: string;
+}
+
+export type Inspection<N extends FoundationName = FoundationName> = { ok: true; model: InstalledModel<N> } | ExportProblem;
+
+const NOT_INSTALLED = 'its exported model is not installed on this server';
+const FAILED_VERIFICATION = "its installed export failed verification on this server (the server's log says why)";
+const notInstalled = (hint: string): ExportProblem => ({ ok: false, state: 'not_installed', reason: NOT_INSTALLED, hint });
+const failedVerification = (hint: string): ExportProblem => ({ ok: false, state: 'failed_verification', reason: FAILED_VERIFICATION, hint });
 
 const exportHint = (name: string, dir: string) =>
   `export it with \`python tools/export/export.py ${name} --checkpoint <local checkpoint> --out ${dir}\` (tools/export/README.md)`;
@@ -262,43 +282,37 @@ export function inspectModel<N extends FoundationName>(name: N, dir: string): In
   const manifestPath = path.join(folder, MANIFEST_FILE);
   if (!fs.existsSync(manifestPath)) {
     const what = fs.existsSync(folder) ? `its folder ${folder} has no ${MANIFEST_FILE}` : `no folder ${folder}`;
-    return {
-      ok: false,
-      reason: `its exported model is not installed: ${what}. Place the exported ${name} folder (${MANIFEST_FILE} and the ONNX file it names) at ${folder} (MODELS_DIR=${dir}); ${exportHint(name, dir)}`,
-    };
+    return notInstalled(
+      `its exported model is not installed: ${what}. Place the exported ${name} folder (${MANIFEST_FILE} and the ONNX file it names) at ${folder} (MODELS_DIR=${dir}); ${exportHint(name, dir)}`,
+    );
   }
   let raw: unknown;
   try {
     raw = JSON.parse(fs.readFileSync(manifestPath, 'utf8'));
   } catch (err) {
-    return {
-      ok: false,
-      reason: `its manifest ${manifestPath} is not valid JSON (${err instanceof Error ? err.message : String(err)}); re-export the model (${exportHint(name, dir)})`,
-    };
+    return failedVerification(
+      `its manifest ${manifestPath} is not valid JSON (${err instanceof Error ? err.message : String(err)}); re-export the model (${exportHint(name, dir)})`,
+    );
   }
   const parsed = MANIFESTS[name].safeParse(raw);
   if (!parsed.success) {
-    return { ok: false, reason: `its manifest ${manifestPath} is invalid: ${describeIssues(parsed.error)}; re-export the model (${exportHint(name, dir)})` };
+    return failedVerification(`its manifest ${manifestPath} is invalid: ${describeIssues(parsed.error)}; re-export the model (${exportHint(name, dir)})`);
   }
   const manifest = parsed.data as ManifestOf<N>;
   if (manifest.model !== name) {
-    return { ok: false, reason: `the manifest ${manifestPath} describes '${manifest.model}', not '${name}'; put each model in the folder of its own name` };
+    return failedVerification(`the manifest ${manifestPath} describes '${manifest.model}', not '${name}'; put each model in the folder of its own name`);
   }
   const onnxPath = path.join(folder, manifest.onnx_file);
   let stat: fs.Stats;
   try {
     stat = fs.statSync(onnxPath);
   } catch {
-    return {
-      ok: false,
-      reason: `its ONNX file is missing: ${manifestPath} names ${manifest.onnx_file}, expected at ${onnxPath}; copy the whole exported folder`,
-    };
+    return failedVerification(`its ONNX file is missing: ${manifestPath} names ${manifest.onnx_file}, expected at ${onnxPath}; copy the whole exported folder`);
   }
   if (stat.size !== manifest.bytes) {
-    return {
-      ok: false,
-      reason: `its ONNX file ${onnxPath} has ${stat.size} bytes but the manifest says ${manifest.bytes}: the file is incomplete or not the exported one; copy the exported folder again`,
-    };
+    return failedVerification(
+      `its ONNX file ${onnxPath} has ${stat.size} bytes but the manifest says ${manifest.bytes}: the file is incomplete or not the exported one; copy the exported folder again`,
+    );
   }
   const key = `${onnxPath}\0${stat.size}\0${stat.mtimeMs}`;
   let digest = verified.get(key);
@@ -307,21 +321,20 @@ export function inspectModel<N extends FoundationName>(name: N, dir: string): In
     verified.set(key, digest);
   }
   if (digest !== manifest.sha256) {
-    return {
-      ok: false,
-      reason: `its ONNX file ${onnxPath} is corrupt: SHA-256 ${digest} but the manifest says ${manifest.sha256}; copy the exported folder again`,
-    };
+    return failedVerification(
+      `its ONNX file ${onnxPath} is corrupt: SHA-256 ${digest} but the manifest says ${manifest.sha256}; copy the exported folder again`,
+    );
   }
   return { ok: true, model: { name, folder, onnxPath, manifest, fingerprint: `${key}\0${digest}` } };
 }
 
-/** Raised when a model is used that is not installed or not intact; the message says what to do. */
-export class ModelNotInstalledError extends Error {
+/** Raised when a model is used that is not installed or not intact: the client's words, and the operator's in `operatorDetail`. */
+export class ModelNotInstalledError extends ModelUnavailableError {
   override readonly name = 'ModelNotInstalledError';
 }
 
 export function requireInstalled<N extends FoundationName>(name: N, dir: string): InstalledModel<N> {
   const found = inspectModel(name, dir);
-  if (!found.ok) throw new ModelNotInstalledError(`model '${name}' is not available on this server: ${found.reason}`);
+  if (!found.ok) throw new ModelNotInstalledError(found.reason, `model '${name}': ${found.hint}`);
   return found.model;
 }

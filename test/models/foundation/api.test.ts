@@ -11,6 +11,7 @@ import { forecastTimesFM2 } from '../../../models/families/foundation/timesfm2.t
 import { forecastTimesFM25 } from '../../../models/families/foundation/timesfm2p5.ts';
 import { forecastTiRex } from '../../../models/families/foundation/tirex.ts';
 import { forecastToto2 } from '../../../models/families/foundation/toto.ts';
+import { operatorHint } from '../../../models/contract/model-registry.ts';
 import { AUTH } from '../../api/helpers.ts';
 import { FIXTURES_DIR } from './reference.ts';
 import {
@@ -23,6 +24,7 @@ import {
   postForecast,
   useFixtureJobsStack,
   useServerWithoutModels,
+  withModels,
 } from './service-helpers.ts';
 
 const server = useFixtureJobsStack('foundation-api-test');
@@ -145,17 +147,20 @@ test("chronos-2 with is_global forecasts the series of one creation time jointly
 describe('a foundation model that is not installed, or not intact', () => {
   const bare = useServerWithoutModels();
 
-  test('answers 422 model_unavailable naming the folder and file it expects, for forecasts and warm-up', async () => {
+  test('answers 422 model_unavailable saying it is not installed, for forecasts and warm-up; the folder goes to the operator alone', async () => {
     for (const res of [
       await postForecast(bare.app, 'chronos-2', request()),
       await bare.app.inject({ method: 'GET', url: '/warmup?model=chronos-2', headers: AUTH }),
     ]) {
       expect(res.statusCode).toBe(422);
       expect(res.json().code).toBe('model_unavailable');
-      expect(res.json().detail).toContain(path.join(bare.dir, 'chronos-2'));
-      expect(res.json().detail).toContain('manifest.json');
+      expect(res.json().detail).toContain('its exported model is not installed on this server');
+      expect(res.body).not.toContain(bare.dir);
       expect(res.json().detail).not.toContain('timesfm-2p5,'); // not offered as available either
     }
+    const hint = operatorHint('chronos-2', withModels(bare.dir).engine.models);
+    expect(hint).toContain(path.join(bare.dir, 'chronos-2'));
+    expect(hint).toContain('manifest.json');
   });
 
   test('answers 422 for a corrupt ONNX file, never another model output', async () => {
@@ -168,7 +173,9 @@ describe('a foundation model that is not installed, or not intact', () => {
     const res = await postForecast(bare.app, 'timesfm-2p5', request());
     expect(res.statusCode).toBe(422);
     expect(res.json().code).toBe('model_unavailable');
-    expect(res.json().detail).toContain('corrupt');
+    expect(res.json().detail).toContain('its installed export failed verification on this server');
+    expect(res.body).not.toContain(bare.dir);
+    expect(operatorHint('timesfm-2p5', withModels(bare.dir).engine.models)).toContain('corrupt');
   });
 
   test('other foundation names answer that this server has no adapter for them', async () => {

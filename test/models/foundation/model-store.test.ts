@@ -20,10 +20,13 @@ function install(name: string): string {
   return folder;
 }
 
+/** The operator's hint of an unusable model, after checking that the client's reason names no server path. */
 const reasonOf = (name: 'chronos-2' | 'timesfm-2p5') => {
   const found = inspectModel(name, dir);
   if (found.ok) throw new Error('expected the model to be unusable');
-  return found.reason;
+  expect(found.reason).not.toContain(dir);
+  expect(found.reason).toMatch(found.state === 'not_installed' ? /is not installed on this server$/ : /failed verification on this server/);
+  return found.hint;
 };
 
 /** MODELS_DIR as the configuration resolves it. */
@@ -49,6 +52,7 @@ describe('the model store', () => {
     expect(reason).toContain('manifest.json');
     expect(reason).toContain('tools/export/export.py chronos-2');
     expect(() => requireInstalled('chronos-2', dir)).toThrow(ModelNotInstalledError);
+    expect(() => requireInstalled('chronos-2', dir)).toThrow(/^its exported model is not installed on this server$/);
   });
 
   it('says which manifest field is wrong', () => {

@@ -15,6 +15,7 @@ import { BetaResponse } from '../../../engine/beta/response.ts';
 import type { Runner } from '../../../models/families/foundation/onnx-session.ts';
 import { requireInstalled, type FoundationName, type ManifestOf } from '../../../models/families/foundation/model-store.ts';
 import type { ForecastOutput, ForecastTask } from '../../../models/contract/model-interface.ts';
+import { operatorHint } from '../../../models/contract/model-registry.ts';
 import { AUTH, testConfig, testServer, useTestServer } from '../../api/helpers.ts';
 import { filePart, postBeta, queryPart, RETAIL, retailQuery, tempDir, writeParquet } from '../../beta/helpers.ts';
 import { startJobsStack, until, type JobsStack } from '../../jobs/temporal-env.ts';
@@ -313,15 +314,16 @@ export async function expectHorizonRefused(
 
 /**
  * Declares the tests of `model` missing from MODELS_DIR (an empty folder): POST /forecast (with
- * `body`), GET /warmup and the beta interface answer 422 model_unavailable naming the folder and
- * file expected and the export command, never "no adapter" (which is for names the server cannot
- * run at all). `more` declares further tests on that server.
+ * `body`), GET /warmup and the beta interface answer 422 model_unavailable saying it is not
+ * installed on this server, naming no server path, never "no adapter" (which is for names the
+ * server cannot run at all); the operator's hint names the folder and the export command.
+ * `more` declares further tests on that server.
  */
 export function describeNotInstalled(model: FoundationName, body: object, more?: (bare: { readonly app: FastifyInstance }) => void): void {
   describe(`${model} not installed`, () => {
     const bare = useServerWithoutModels();
 
-    test('answers 422 model_unavailable saying where the export goes and how to make it, never "no adapter"', async () => {
+    test('answers 422 model_unavailable saying it is not installed here, naming no server path, never "no adapter"', async () => {
       const answers = [
         await postForecast(bare.app, model, body),
         await bare.app.inject({ method: 'GET', url: `/warmup?model=${model}`, headers: AUTH }),
@@ -330,11 +332,13 @@ export function describeNotInstalled(model: FoundationName, body: object, more?:
       for (const res of answers) {
         expect(res.statusCode).toBe(422);
         expect(res.json().code).toBe('model_unavailable');
-        expect(res.json().detail).toContain(path.join(bare.dir, model));
-        expect(res.json().detail).toContain('manifest.json');
-        expect(res.json().detail).toContain(`python tools/export/export.py ${model} --checkpoint`);
+        expect(res.json().detail).toContain(`model '${model}' is not available on this server: its exported model is not installed on this server`);
+        expect(res.body).not.toContain(bare.dir);
         expect(res.json().detail).not.toContain('no adapter');
       }
+      const hint = operatorHint(model, withModels(bare.dir).engine.models);
+      expect(hint).toContain(path.join(bare.dir, model));
+      expect(hint).toContain(`python tools/export/export.py ${model} --checkpoint`);
     });
 
     more?.(bare);

@@ -1,22 +1,31 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { Settings } from '../forecast-input.ts';
+import { useModelChoices, type ModelChoice } from '../model-catalogue.ts';
 
-/** Models and frequencies as the server's OpenAPI document lists them, so the form never drifts from the API. */
-function useApiChoices(): { models: string[]; freqs: string[] } {
-  const [choices, setChoices] = useState({ models: ['aets', 'naive', 'seasonal-naive', 'aarima', 'theta'], freqs: ['D', 'W', 'M', 'H'] });
+/** Frequencies as the server's OpenAPI document lists them, so the form never drifts from the API. */
+function useFrequencies(): string[] {
+  const [freqs, setFreqs] = useState(['D', 'W', 'M', 'H']);
   useEffect(() => {
     fetch('/openapi')
       .then((r) => r.json())
       .then((doc) => {
-        const schemas = doc.components?.schemas ?? {};
-        const models: string[] | undefined = schemas.ModelName?.enum;
-        const freqs: string[] | undefined = schemas.ForecastRequest?.properties?.freq?.enum;
-        if (models && freqs) setChoices({ models, freqs });
+        const listed: string[] | undefined = doc.components?.schemas?.ForecastRequest?.properties?.freq?.enum;
+        if (listed) setFreqs(listed);
       })
       .catch(() => undefined);
   }, []);
-  return choices;
+  return freqs;
 }
+
+/** An installed model is picked by its name; another is shown, disabled, with the server's reason as its tooltip. */
+const modelOption = (m: ModelChoice) =>
+  m.installed ? (
+    <option value={m.name}>{m.name}</option>
+  ) : (
+    <option value={m.name} disabled title={m.unavailable_reason ?? undefined}>
+      {m.name} (not installed on this server)
+    </option>
+  );
 
 export interface FormState extends Omit<Settings, 'quantiles'> {
   quantiles: string;
@@ -24,7 +33,8 @@ export interface FormState extends Omit<Settings, 'quantiles'> {
 
 /** The playground's settings: model, horizon, frequency, quantiles and backtest windows. */
 export function PlaygroundForm({ state, onChange }: { state: FormState; onChange: (next: FormState) => void }) {
-  const { models, freqs } = useApiChoices();
+  const models = useModelChoices(state.model);
+  const freqs = useFrequencies();
   const set = (patch: Partial<FormState>) => onChange({ ...state, ...patch });
   const value = (e: Event) => (e.target as HTMLInputElement | HTMLSelectElement).value;
   return (
@@ -32,9 +42,7 @@ export function PlaygroundForm({ state, onChange }: { state: FormState; onChange
       <label>
         Model
         <select name="model" value={state.model} onChange={(e) => set({ model: value(e) })}>
-          {models.map((m) => (
-            <option value={m}>{m}</option>
-          ))}
+          {models.map(modelOption)}
         </select>
       </label>
       <label>
