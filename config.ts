@@ -7,9 +7,11 @@
 import os from 'node:os';
 import path from 'node:path';
 import { readSetting, type Environment } from './config/setting-file.ts';
+import { scheduleConfig, type ScheduleConfig } from './config/schedule-config.ts';
 import { temporalConfig, type TemporalConfig } from './config/temporal-config.ts';
 
 export type { Environment } from './config/setting-file.ts';
+export type { ScheduleConfig } from './config/schedule-config.ts';
 export type { TemporalConfig, TemporalTls } from './config/temporal-config.ts';
 
 export interface Config {
@@ -41,6 +43,8 @@ export interface Config {
       modelsDir: string;
       /** ONNX_THREADS: intra-op threads of each ONNX Runtime session (default: the cores shared among the model threads). */
       onnxThreads: number;
+      /** ONNX_EXECUTION_PROVIDERS: the execution providers sessions use, in order; null lets the server choose (CUDA when it can start, else the CPU). */
+      executionProviders: string[] | null;
     };
     /** FLOAT_SOURCES_DIR: registered float data sources (default DATA_DIR/float-sources). */
     floatSourcesDir: string;
@@ -71,6 +75,8 @@ export interface Config {
     /** BETA_DUCKDB_INIT: the SQL of a file run when the beta database opens (object-store secrets and settings). */
     duckdbInitSql: string | null;
   };
+  /** Scheduled backtests (docs/api.md, "Scheduled backtests"). */
+  schedules: ScheduleConfig;
 }
 
 /** What one principal may ask for; 0 means no limit. */
@@ -83,6 +89,8 @@ export interface Quotas {
   forecastsPerJob: number;
   /** Bytes of one request body, or of one beta upload's data parts; beyond it 413. */
   uploadBytes: number;
+  /** Scheduled backtests the principal keeps at once; beyond it creating one is 429. */
+  schedules: number;
 }
 
 export interface QuotaConfig {
@@ -97,6 +105,7 @@ export const QUOTA_NAMES: Record<keyof Quotas, string> = {
   seriesPerRequest: 'series_per_request',
   forecastsPerJob: 'forecasts_per_job',
   uploadBytes: 'upload_bytes',
+  schedules: 'schedules',
 };
 
 export interface StorageConfig {
@@ -198,6 +207,28 @@ function trustProxy(raw: string | undefined): Config['trustProxy'] {
   return raw.trim();
 }
 
+/**
+ * The execution provider names of ONNX Runtime's Node.js builds, across platforms. Whether this
+ * machine can start one is checked when a session is made (docs/decisions/073-execution-provider-override.md).
+ */
+export const ONNX_EXECUTION_PROVIDER_NAMES = ['cpu', 'cuda', 'tensorrt', 'webgpu', 'dml', 'coreml', 'qnn'] as const;
+
+/** ONNX_EXECUTION_PROVIDERS: `cuda,cpu`; unset or empty is null (automatic); an unknown or repeated name stops the start. */
+function executionProviders(raw: string | undefined): string[] | null {
+  if (raw === undefined || raw.trim() === '') return null;
+  const names = raw.split(',').map((name) => name.trim().toLowerCase());
+  const known: readonly string[] = ONNX_EXECUTION_PROVIDER_NAMES;
+  for (const name of names) {
+    if (!known.includes(name)) {
+      throw new Error(
+        `ONNX_EXECUTION_PROVIDERS names '${name}', which is not an ONNX Runtime execution provider; use ${known.join(', ')} (for example cuda,cpu)`,
+      );
+    }
+  }
+  if (new Set(names).size !== names.length) throw new Error(`ONNX_EXECUTION_PROVIDERS names a provider twice; got '${raw}'`);
+  return names;
+}
+
 /** A count of threads: a positive whole number, else the default (as documented). */
 function threads(env: Environment, name: string, fallback: number): number {
   const configured = Number(env[name]);
@@ -275,6 +306,7 @@ export function loadConfig(env: Environment = process.env): Config {
         forecastsPerJob: count(env, 'QUOTA_FORECASTS_PER_JOB', 10_000_000),
         // 0: only MAX_BODY_BYTES and BETA_MAX_UPLOAD_BYTES, the server's own limits, apply.
         uploadBytes: count(env, 'QUOTA_UPLOAD_BYTES', 0),
+        schedules: count(env, 'QUOTA_SCHEDULES', 20),
       },
       byPrincipal: quotaOverrides(env.QUOTA_OVERRIDES),
     },
@@ -287,6 +319,7 @@ export function loadConfig(env: Environment = process.env): Config {
         modelsDir: path.resolve(env.MODELS_DIR || path.join(dataDir, 'models')),
         // Each model thread gets an equal share of the cores, so concurrent batches do not oversubscribe the machine.
         onnxThreads: threads(env, 'ONNX_THREADS', Math.max(1, Math.floor(cores / modelThreads))),
+        executionProviders: executionProviders(env.ONNX_EXECUTION_PROVIDERS),
       },
       floatSourcesDir: path.resolve(env.FLOAT_SOURCES_DIR || path.join(dataDir, 'float-sources')),
     },
@@ -309,6 +342,7 @@ export function loadConfig(env: Environment = process.env): Config {
       duckdbMemoryLimit: env.BETA_DUCKDB_MEMORY_LIMIT || null,
       duckdbInitSql: env.BETA_DUCKDB_INIT ? readSetting('BETA_DUCKDB_INIT', env.BETA_DUCKDB_INIT) : null,
     },
+    schedules: scheduleConfig(env),
   };
 }
 

@@ -11,7 +11,9 @@ import { betaJobPaths } from './routes/beta-jobs.ts';
 import { betaPaths } from './routes/beta.ts';
 import { forecastPaths } from './routes/forecast.ts';
 import { jobPaths } from './routes/jobs.ts';
+import { modelPaths } from './routes/models.ts';
 import { operationsPaths } from './routes/operations.ts';
+import { schedulePaths } from './routes/schedules.ts';
 import { warmupPaths } from './routes/warmup.ts';
 import { betaModelQuery, ModelQuery } from './schemas/query.ts';
 import { jsonResponse, shuttingDown } from './schemas/responses.ts';
@@ -41,8 +43,10 @@ export function buildOpenApiDocument(defaultModel: string, runnableModels: reado
       ...forecastPaths(query),
       ...jobPaths(query),
       ...warmupPaths(query),
+      ...modelPaths(),
       ...betaPaths(betaQuery),
       ...betaJobPaths(betaQuery),
+      ...schedulePaths(betaQuery),
       ...resultViewPaths(),
       // This document's own route (api/server.ts).
       '/openapi': {

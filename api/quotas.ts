@@ -123,3 +123,8 @@ export const uploadQuotaPlugin = fp(async (app: FastifyInstance, opts: { quotas:
     return pipeline(payload as Readable, counted, () => undefined) as unknown as typeof payload;
   });
 });
+
+/** 429 when the principal already keeps as many schedules as it may. */
+export function schedulesExceeded(limit: number): HttpError {
+  return exceeded(429, 'schedules', limit, `the principal of this API key already has ${limit} schedules, as many as it may; delete one first`);
+}

@@ -15,6 +15,8 @@ import { dashboardRoutes } from './routes/dashboard.ts';
 import { forecastRoutes } from './routes/forecast.ts';
 import { operationsRoutes } from './routes/operations.ts';
 import { jobRoutes } from './routes/jobs.ts';
+import { modelRoutes } from './routes/models.ts';
+import { scheduleRoutes } from './routes/schedules.ts';
 import { warmupRoutes } from './routes/warmup.ts';
 
 export interface ServerParts {
@@ -63,6 +65,7 @@ export async function buildServer(config: Config, parts: ServerParts = {}): Prom
   app.get('/openapi', { config: { public: true } }, async () => openapi());
   await app.register(forecastRoutes, { defaultModel: config.defaultModel, engine, quotas });
   await app.register(warmupRoutes, { defaultModel: config.defaultModel, engine });
+  await app.register(modelRoutes, { engine });
   await app.register(betaRoutes, {
     dataDir: config.dataDir,
     maxUploadBytes: config.beta.maxUploadBytes,
@@ -76,6 +79,17 @@ export async function buildServer(config: Config, parts: ServerParts = {}): Prom
     submissions,
   });
   if (jobs && submissions) await app.register(jobRoutes, { defaultModel: config.defaultModel, jobs, quotas, submissions });
+  if (jobs) {
+    const schedules = {
+      jobs,
+      quotas,
+      settings: config.schedules,
+      locator: config.beta,
+      models: engine.settings.models,
+      idempotencyKeyTtlMs: config.idempotencyKeyTtlMs,
+    };
+    await app.register(async (scoped) => scheduleRoutes(scoped, schedules));
+  }
   // The dashboard at / (static files built from web/) and the job result views it reads.
   await app.register(dashboardRoutes, { dataDir: config.dataDir, jobs: parts.jobs });
   return app;

@@ -93,6 +93,7 @@ export function jobWorkerOptions(config: Config): WorkerOptions {
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
     forecastsPerChunk: config.jobs.forecastsPerChunk,
+    webhookHosts: config.schedules.webhookHosts,
     shutdownGraceMs: config.shutdownGraceMs,
   };
 }

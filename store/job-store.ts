@@ -9,6 +9,7 @@ import { ActiveJobs } from './active-jobs.ts';
 import { ApiKeys } from './api-keys.ts';
 import { BetaJobFiles } from './beta-job-files.ts';
 import { required } from './errors.ts';
+import { ScheduleRecords } from './schedule-records.ts';
 import { storedKindOf } from './job-kinds.ts';
 import { StoreDatabase } from './store-database.ts';
 import { IdempotencyRecords } from './idempotency-records.ts';
@@ -35,6 +36,8 @@ export class JobStore {
   readonly apiKeys: ApiKeys;
   /** A beta job's own objects: its uploaded parts, query, sources, plan, chunk inputs and results (store/beta-job-files.ts). */
   readonly beta: BetaJobFiles;
+  /** Scheduled backtests and their runs (store/schedule-records.ts). */
+  readonly schedules: ScheduleRecords;
 
   constructor(private readonly objects: ObjectStore) {
     this.db = new StoreDatabase(objects);
@@ -42,6 +45,7 @@ export class JobStore {
     this.activeJobs = new ActiveJobs(objects);
     this.apiKeys = new ApiKeys(objects);
     this.beta = new BetaJobFiles(objects, this.db);
+    this.schedules = new ScheduleRecords(objects);
   }
 
   /** The store STORAGE_URL names: a local folder (`file://`) or an S3-compatible bucket (`s3://`). */

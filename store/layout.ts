@@ -22,6 +22,11 @@ export const betaInputKey = (jobId: string, part: number) => `${jobKey(jobId)}/i
 export const betaPlanKey = (jobId: string) => `${jobKey(jobId)}/plan.json`;
 /** `jobs/<job_id>/chunks/<n>.parquet`: a beta chunk's prepared series values. */
 export const betaChunkValuesKey = (jobId: string, chunk: number) => `${jobKey(jobId)}/chunks/${chunk}.parquet`;
+/** `jobs/<job_id>/base/{forecasts,residuals}/part-<n>.parquet`: a reconciling beta chunk's base forecasts and residuals, read back cutoff by cutoff. */
+export type BaseTable = 'forecasts' | 'residuals';
+export const betaBasePartsKey = (jobId: string, table: BaseTable) => `${jobKey(jobId)}/base/${table}`;
+export const betaBaseKey = (jobId: string, table: BaseTable, chunk: number) =>
+  `${betaBasePartsKey(jobId, table)}/part-${String(chunk).padStart(5, '0')}.parquet`;
 
 export type ResultTable = 'predictions' | 'metrics';
 export const resultsKey = (jobId: string) => `results/job_id=${jobId}`;
@@ -48,6 +53,14 @@ export interface JobMeta {
   quantiles: number[];
   /** A forecast job's refit policy, when not `every` (its results then say which dates were refitted). */
   refit?: 'once' | number;
+  /** Set on a scheduled run: its schedule and the time it was scheduled for (its results carry both). */
+  schedule?: ScheduledRunOf;
+}
+
+/** The schedule a run belongs to, and the time Temporal scheduled it for (ISO 8601 UTC). */
+export interface ScheduledRunOf {
+  schedule_id: string;
+  scheduled_at: string;
 }
 
 export type JobKind = 'forecast' | 'beta';
@@ -68,4 +81,6 @@ export interface BetaPlan {
   covariates: number;
   cutoffs: number[] | null;
   chunks: number;
+  /** Set when the job reconciles: the cutoffs with forecasts (epoch ms, ascending), one reconciling activity each. */
+  reconciliation?: { cutoffs: number[] };
 }

@@ -42,10 +42,10 @@ export interface JobsConfig {
 /** Forecast jobs: state lives in Temporal (one workflow per job), data in the job store. */
 export class JobService {
   constructor(
-    private readonly client: Client,
+    readonly client: Client,
     readonly store: JobStore,
     private readonly engine: Engine,
-    private readonly config: JobsConfig,
+    readonly config: JobsConfig,
   ) {}
 
   /**

@@ -51,7 +51,7 @@ const BetaJobStatus = z
  * Identifiers become result columns under their own names, so a name the results use for
  * something else is refused before the job exists (DuckDB's names ignore case).
  */
-function refuseReservedIdentifiers(query: ResolvedBetaQuery): void {
+export function refuseReservedIdentifiers(query: ResolvedBetaQuery): void {
   const columns = betaKind.resultColumns;
   const reserved = new Set<string>(columns);
   const clashes = query.roles.identifiers.filter((name) => reserved.has(name.toLowerCase()) || /^q_/i.test(name));

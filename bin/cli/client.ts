@@ -26,7 +26,7 @@ const RETRIES_AFTER_DROP = 3;
 /** What each refusal usually means for someone at a terminal. */
 const HINTS: Record<number, string> = {
   401: 'check the key: --api-key or FORECAST_API_KEY (a key is made with `forecast keys create <principal>` where the service keeps its DATA_DIR)',
-  403: 'the job belongs to another principal: use the key it was submitted with',
+  403: 'it belongs to another principal: use the key that made it',
 };
 
 /** Node's network error codes, in words. */
@@ -58,7 +58,7 @@ export class ApiClient {
   }
 
   /** A JSON call; a submission names itself with `idempotencyKey`, so that sending it again never makes a second job. */
-  async json<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: string, idempotencyKey?: string): Promise<T> {
+  async json<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: string, idempotencyKey?: string): Promise<T> {
     const response = await this.send(method, path, body, idempotencyKey);
     return (await response.json()) as T;
   }

@@ -3,6 +3,7 @@ import type { ClientConfig } from '../../config.ts';
 import { EXIT } from './errors.ts';
 import { clientFor, positiveInteger, positiveNumber } from './options.ts';
 import { fetchJobStatus, waitForJob, type JobStatus } from './progress.ts';
+import { table } from './table.ts';
 
 /** GET /forecast-jobs: one entry per job of the caller, newest first. */
 interface ListedJob {
@@ -23,11 +24,6 @@ function stateText(job: Pick<JobStatus, 'status' | 'progress' | 'error'>): strin
   if (job.status === 'completed' || !job.progress?.total) return job.status;
   const { done, total } = job.progress;
   return `in_progress ${done}/${total} (${Math.floor((100 * done) / total)}%)`;
-}
-
-function table(rows: string[][]): string {
-  const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
-  return rows.map((r) => r.map((cell, c) => (c === r.length - 1 ? cell : cell.padEnd(widths[c]))).join('  ')).join('\n');
 }
 
 function printStatus(status: JobStatus): void {

@@ -4,12 +4,13 @@ import { downloadCommand } from './download.ts';
 import { CliError, EXIT } from './errors.ts';
 import { jobCommands } from './jobs.ts';
 import { keysCommands } from './keys.ts';
+import { scheduleCommands } from './schedules.ts';
 import { submitCommand } from './submit.ts';
 
-/** The `forecast` command line (docs/dashboard-and-cli.md, "Command line"): jobs over the stable API, and API keys. */
+/** The `forecast` command line (docs/dashboard-and-cli.md, "Command line"): jobs over the stable API, scheduled beta backtests, and API keys. */
 export function buildProgram(config: ClientConfig): Command {
   const program = new Command('forecast')
-    .description('Submit long-format files (unique_id, ds, y) as forecast jobs, follow them and download their results.')
+    .description('Submit long-format files (unique_id, ds, y) as forecast jobs, follow them and download their results; schedule beta backtests.')
     // The key's value is never shown as a default: --help output ends up in logs and screenshots.
     .option('--url <url>', `the service's base URL (default: FORECAST_URL, else ${config.baseUrl})`)
     .option('--api-key <key>', 'API key (default: FORECAST_API_KEY)')
@@ -19,6 +20,7 @@ export function buildProgram(config: ClientConfig): Command {
   submitCommand(program, config);
   jobCommands(program, config);
   downloadCommand(program, config);
+  scheduleCommands(program, config);
   keysCommands(program);
   return program;
 }

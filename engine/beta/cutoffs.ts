@@ -8,7 +8,8 @@ import type { CutoffEntry } from './query-fields.ts';
  * data are its actuals (a backtest). Without `cutoff`, each series is forecast from its own last
  * step. `{"every": D}` counts back from `end` (default: the data's last step) in steps of D, each
  * origin snapped down onto the grid, down to `start` (default: the first step plus
- * prediction_length, so the earliest origin has some history). Explicit dates must lie on the grid.
+ * prediction_length, so the earliest origin has some history), at most `last` of them (an extension:
+ * the last K cutoffs of whatever data a run finds). Explicit dates must lie on the grid.
  */
 
 export const MAX_CUTOFFS = 10_000;
@@ -32,7 +33,8 @@ export function resolveCutoffs(entries: CutoffEntry[] | undefined, freq: Duratio
     const every = duration(entry.every);
     const end = floorToGrid(entry.end ? toMs(entry.end) : span.last, freq);
     const start = entry.start ? toMs(entry.start) : addDuration(span.first, freq, horizonSteps);
-    for (let k = 0; ; k++) {
+    const count = entry.last ?? Infinity;
+    for (let k = 0; k < count; k++) {
       const cutoff = floorToGrid(addDuration(end, every, -k), freq);
       if (cutoff < start) break;
       if (k >= MAX_CUTOFFS) {

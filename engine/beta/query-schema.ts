@@ -1,4 +1,4 @@
-import { BetaQueryFields } from './query-fields.ts';
+import { BetaQueryFields, ScheduledQueryFields } from './query-fields.ts';
 import { checkQueryRules } from './query-rules.ts';
 
 /**
@@ -9,3 +9,8 @@ import { checkQueryRules } from './query-rules.ts';
 export const BetaQuery = BetaQueryFields.superRefine((query, ctx) => {
   for (const issue of checkQueryRules(query)) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
 }).meta({ id: 'BetaQuery' });
+
+/** A scheduled backtest's query: the same rules, its sources locators only (read afresh by every run). */
+export const ScheduledBetaQuery = ScheduledQueryFields.superRefine((query, ctx) => {
+  for (const issue of checkQueryRules(query)) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
+}).meta({ id: 'ScheduledBetaQuery' });

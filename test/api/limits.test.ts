@@ -227,7 +227,7 @@ describe('upload bytes', () => {
 test('quota settings: defaults, QUOTA_OVERRIDES checked at start, and the durations', () => {
   const defaults = loadConfig({});
   expect(defaults.quotas).toEqual({
-    defaults: { concurrentJobs: 20, seriesPerRequest: 100_000, forecastsPerJob: 10_000_000, uploadBytes: 0 },
+    defaults: { concurrentJobs: 20, seriesPerRequest: 100_000, forecastsPerJob: 10_000_000, uploadBytes: 0, schedules: 20 },
     byPrincipal: {},
   });
   expect(defaults.idempotencyKeyTtlMs).toBe(24 * 3_600_000);
@@ -237,14 +237,15 @@ test('quota settings: defaults, QUOTA_OVERRIDES checked at start, and the durati
   const set = loadConfig({
     QUOTA_CONCURRENT_JOBS: '3',
     QUOTA_SERIES_PER_REQUEST: '0',
-    QUOTA_OVERRIDES: '{"alice": {"concurrent_jobs": 50, "upload_bytes": 0}}',
+    QUOTA_SCHEDULES: '2',
+    QUOTA_OVERRIDES: '{"alice": {"concurrent_jobs": 50, "upload_bytes": 0, "schedules": 5}}',
     IDEMPOTENCY_KEY_TTL: '30s',
     AUTH_FAILURE_LIMIT: '5',
     AUTH_FAILURE_WINDOW: '15m',
     TRUST_PROXY: '2',
   });
-  expect(set.quotas.defaults).toMatchObject({ concurrentJobs: 3, seriesPerRequest: 0 });
-  expect(set.quotas.byPrincipal).toEqual({ alice: { concurrentJobs: 50, uploadBytes: 0 } });
+  expect(set.quotas.defaults).toMatchObject({ concurrentJobs: 3, seriesPerRequest: 0, schedules: 2 });
+  expect(set.quotas.byPrincipal).toEqual({ alice: { concurrentJobs: 50, uploadBytes: 0, schedules: 5 } });
   expect(set.idempotencyKeyTtlMs).toBe(30_000);
   expect(set.authFailures).toEqual({ limit: 5, windowMs: 15 * 60_000 });
   expect(set.trustProxy).toBe(2);

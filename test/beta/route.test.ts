@@ -113,6 +113,22 @@ describe('a Parquet upload with a schema', () => {
     expect(body.metrics!.targets.sales.mae).toEqual([2, 2, 2, 1.5]);
   });
 
+  test('every with last: the last K cutoffs, counted back from the end of the data or from end', async () => {
+    const cutoffsOf = async (entry: Record<string, unknown>) => {
+      const res = await postBeta(app, [queryPart(retailQuery({ cutoff: [entry], selector: { store: 'a', sku: '1' } })), filePart('sales', retail)]);
+      expect(res.statusCode, res.body).toBe(200);
+      return [...new Set(BetaResponse.parse(res.json()).data.cutoff)];
+    };
+    // The data ends on 2024-01-14.
+    expect(await cutoffsOf({ every: '3d', last: 2 })).toEqual(['2024-01-11T00:00:00Z', '2024-01-14T00:00:00Z']);
+    expect(await cutoffsOf({ every: '2d', end: '2024-01-10', last: 3 })).toEqual(['2024-01-06T00:00:00Z', '2024-01-08T00:00:00Z', '2024-01-10T00:00:00Z']);
+    // `start` still bounds them: only two of five fit.
+    expect(await cutoffsOf({ every: '2d', start: '2024-01-11', last: 5 })).toEqual(['2024-01-12T00:00:00Z', '2024-01-14T00:00:00Z']);
+    const bad = await postBeta(app, [queryPart(retailQuery({ cutoff: [{ every: '1d', last: 0 }] })), filePart('sales', retail)]);
+    expect(bad.statusCode).toBe(422);
+    expect(bad.json().errors[0].path).toBe('body.query.cutoff[0].last');
+  });
+
   test("aets forecasts a weekly pattern with the 1d frequency's season of 7", async () => {
     const file = await writeParquet(
       path.join(dir, 'weekly.parquet'),

@@ -155,6 +155,23 @@ describe('a submitted backtest', () => {
   });
 });
 
+test('a job whose every series is context only completes with empty tables that still download, columns and all', async () => {
+  const body = dailyRequest({ quantiles: [0.1, 0.9] }, { only_as_context: true });
+  const id = (await submit(body)).json().job_id;
+  expect((await poll(id)).json()).toMatchObject({ status: 'completed', total_series: 1 });
+  for (const table of ['predictions', 'metrics']) {
+    const res = await app.inject({ method: 'GET', url: `/forecast-jobs/${id}/${table}.parquet`, headers: AUTH });
+    expect(res.statusCode, `${table}: ${res.body}`).toBe(200);
+    const file = path.join(config.dataDir, `empty-${table}.parquet`);
+    fs.writeFileSync(file, res.rawPayload);
+    const db = await (await DuckDBInstance.create(':memory:')).connect();
+    const reader = await db.runAndReadAll(`SELECT * FROM '${file}'`);
+    expect(reader.getRows()).toEqual([]);
+    expect(reader.columnNames()).toContain(table === 'predictions' ? 'q_0_9' : 'crps');
+    db.closeSync();
+  }
+});
+
 test('an invalid body is refused at submission, before any job exists', async () => {
   const before = fs.existsSync(path.join(config.dataDir, 'jobs')) ? fs.readdirSync(path.join(config.dataDir, 'jobs')).length : 0;
   const res = await submit(dailyRequest({ horizon: 0 }));

@@ -34,7 +34,12 @@ export async function startJobsStack(config: Config, taskQueue: string, parallel
   const beta = await openProcessBetaDatabase(config.dataDir, {});
   const betaJobs = { db: beta.db, locator: config.beta, workDir: path.join(config.dataDir, 'beta-job-work') };
   const worker = (queue: string) =>
-    createJobWorker({ address: env.address, namespace: 'default', taskQueue: queue, forecastsPerChunk: 2 }, engine, store, betaJobs);
+    createJobWorker(
+      { address: env.address, namespace: 'default', taskQueue: queue, forecastsPerChunk: 2, webhookHosts: config.schedules.webhookHosts },
+      engine,
+      store,
+      betaJobs,
+    );
   const app = await testServer(config, undefined, jobService(taskQueue, parallelism), engine);
   const running = await worker(taskQueue);
   const working = running.run();

@@ -45,9 +45,12 @@ export async function listen(app: FastifyInstance): Promise<string> {
   return `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
 }
 
-/** The folder of the latest run's screenshots, kept after it for a person to look at (emptied when a run starts). */
-export function screenshotFolder(): string {
-  const dir = path.join(os.tmpdir(), 'forecasting-service-dashboard-screenshots');
+/**
+ * The folder of the latest run's screenshots, kept after it for a person to look at (emptied when a
+ * run starts). Each test file names its own, since files run side by side.
+ */
+export function screenshotFolder(name = 'forecasting-service-dashboard-screenshots'): string {
+  const dir = path.join(os.tmpdir(), name);
   fs.rmSync(dir, { recursive: true, force: true });
   fs.mkdirSync(dir, { recursive: true });
   console.log(`dashboard screenshots: ${dir}`);
@@ -61,17 +64,18 @@ export async function screenshot(page: Page, dir: string, name: string): Promise
 }
 
 /**
- * How many pixels of each colour a fan chart shows inside its plotting area (uPlot's overlay
- * box, so axes and labels do not count), over the white it is drawn on, within `tolerance` per
- * channel; and its legend's labels.
+ * How many pixels of each colour a chart (the fan chart unless `selector` names another) shows
+ * inside its plotting area (uPlot's overlay box, so axes and labels do not count), over the white
+ * it is drawn on, within `tolerance` per channel; and its legend's labels.
  */
 export async function chartReading(
   page: Page,
   colors: Record<string, [number, number, number]>,
   tolerance = 10,
+  selector = '.fan-chart',
 ): Promise<{ counts: Record<string, number>; labels: string[]; plotPixels: number }> {
   return page.$eval(
-    '.fan-chart',
+    selector,
     (chart, colors, tolerance) => {
       const canvas = chart.querySelector('canvas')!;
       const over = chart.querySelector<HTMLElement>('.u-over')!;

@@ -63,6 +63,11 @@ export async function postJson<T>(path: string, body: unknown): Promise<T> {
   return (await response.json()) as T;
 }
 
+export async function patchJson<T>(path: string, body: unknown): Promise<T> {
+  const response = await request(path, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return (await response.json()) as T;
+}
+
 export async function postForm<T>(path: string, form: FormData): Promise<T> {
   return (await (await request(path, { method: 'POST', body: form })).json()) as T;
 }

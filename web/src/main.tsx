@@ -6,6 +6,8 @@ import { onSignedOut } from './api.ts';
 import { JobPage } from './components/JobPage.tsx';
 import { JobsList } from './components/JobsList.tsx';
 import { Playground } from './components/Playground.tsx';
+import { SchedulePage } from './components/SchedulePage.tsx';
+import { SchedulesList } from './components/SchedulesList.tsx';
 import { SignIn } from './components/SignIn.tsx';
 import { useRoute } from './route.ts';
 import { forgetKey, storedKey } from './session.ts';
@@ -32,8 +34,11 @@ function App() {
       <header class="top">
         <strong>Forecasting service</strong>
         <nav>
-          <a href="#/jobs" class={route.page !== 'playground' ? 'active' : ''}>
+          <a href="#/jobs" class={route.page === 'jobs' || route.page === 'job' ? 'active' : ''}>
             Jobs
+          </a>
+          <a href="#/schedules" class={route.page === 'schedules' || route.page === 'schedule' ? 'active' : ''}>
+            Schedules
           </a>
           <a href="#/playground" class={route.page === 'playground' ? 'active' : ''}>
             Playground
@@ -49,6 +54,8 @@ function App() {
       <main>
         {route.page === 'jobs' && <JobsList />}
         {route.page === 'job' && <JobPage key={route.id} kind={route.kind} id={route.id} />}
+        {route.page === 'schedules' && <SchedulesList />}
+        {route.page === 'schedule' && <SchedulePage key={route.id} id={route.id} />}
         {route.page === 'playground' && <Playground />}
       </main>
     </>

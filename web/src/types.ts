@@ -112,3 +112,48 @@ export interface BetaResponse {
     targets: Record<string, { quantiles: Record<string, number[]>; actual: (number | null)[] }>;
   };
 }
+
+/** When a schedule's runs are due: cron expressions or a fixed interval, in a time zone. */
+export interface ScheduleSpec {
+  cron?: string[];
+  interval?: string;
+  time_zone: string;
+  start_at?: string;
+  end_at?: string;
+}
+
+/** GET /v1-beta/forecast-schedules/{id}. */
+export interface Schedule {
+  schedule_id: string;
+  model: string;
+  query: unknown;
+  spec: ScheduleSpec;
+  overlap: string;
+  catch_up_window: string;
+  paused: boolean;
+  webhook: { url: string } | null;
+  alert: { metric: MetricName; above: number } | null;
+  created_at: string;
+  updated_at: string;
+  next_runs: string[];
+  overlap_skipped: number;
+}
+
+/** Accuracy pooled over every scored step of a run, for one model and target. */
+export interface PooledMetrics extends Metrics {
+  model: string;
+  target: string | null;
+  scored_steps: number;
+}
+
+/** An entry of GET /v1-beta/forecast-schedules/{id}/runs (newest first): an ordinary beta job. */
+export interface ScheduledRun {
+  job_id: string;
+  scheduled_at: string;
+  started_at: string;
+  finished_at: string | null;
+  status: JobStatusName;
+  error: JobError | null;
+  metrics: PooledMetrics[];
+  alerted: boolean | null;
+}

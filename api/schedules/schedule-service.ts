@@ -1,0 +1,240 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { ScheduleNotFoundError, ScheduleOverlapPolicy, type ScheduleOptions, type ScheduleOptionsAction } from '@temporalio/client';
+import type { ScheduleConfig } from '../../config.ts';
+import { webhookRefusal } from '../../engine/beta/webhook-url.ts';
+import { parseDuration } from '../../engine/beta/duration.ts';
+import { parseTimestamp } from '../../engine/time-index.ts';
+import { alertCrossed, type ScheduleRecord, type StoredScheduleSpec } from '../../store/schedule-records.ts';
+import type { ScheduledRunArgs } from '../../workflows/scheduled-run.ts';
+import type { JobService } from '../jobs/job-service.ts';
+import { HttpError } from '../problem.ts';
+import { schedulesExceeded } from '../quotas.ts';
+import type { ScheduledRun, ScheduleResponse, ScheduleSpec } from '../schemas/schedules.ts';
+
+/**
+ * Scheduled backtests on Temporal Schedules (docs/decisions/060-scheduled-backtests.md). The
+ * schedule record in the job store is the truth every replica reads; Temporal's schedule is made
+ * from it and does the timing. A record whose Temporal schedule is gone (a new cluster) gets it
+ * back the next time it is read, so no schedule is lost with Temporal's state.
+ */
+
+const WORKFLOW_TYPE = 'scheduledBetaRun';
+const toMs = (text: string) => parseTimestamp(text)!.time.toMillis();
+const fixedMs = (text: string) => {
+  const d = parseDuration(text);
+  return d?.kind === 'fixed' ? d.ms : 0;
+};
+
+/** What a client may set on a schedule, checked against its model and sources by the caller. */
+export type ScheduleInput = Pick<ScheduleRecord, 'model' | 'query' | 'overlap' | 'catch_up_window' | 'paused' | 'alert'> & {
+  spec: ScheduleSpec;
+  webhook: { url: string; secret?: string } | null;
+};
+
+export class ScheduleService {
+  constructor(
+    private readonly jobs: JobService,
+    private readonly settings: ScheduleConfig,
+  ) {}
+
+  private get store() {
+    return this.jobs.store.schedules;
+  }
+
+  private handle(id: string) {
+    return this.jobs.client.schedule.getHandle(id);
+  }
+
+  /** The record, if it exists and belongs to the principal (404 and 403 otherwise). */
+  async record(id: string, principal: string): Promise<ScheduleRecord> {
+    const record = await this.store.get(id);
+    if (!record) throw new HttpError(404, 'not_found', `no schedule '${id}'`);
+    if (record.principal !== principal) throw new HttpError(403, 'forbidden', `schedule '${id}' belongs to another principal`);
+    return record;
+  }
+
+  /** 422 naming `body.webhook.url` when the server may not call it. */
+  checkWebhook(url: string): void {
+    const refusal = webhookRefusal(url, this.settings.webhookHosts);
+    if (refusal) throw new HttpError(422, 'invalid_request', `the webhook URL ${refusal}`, [{ path: 'body.webhook.url', message: refusal }]);
+  }
+
+  /** Makes a schedule (its record, then its Temporal schedule); the principal's schedules quota is counted under its lock. */
+  async create(principal: string, input: ScheduleInput, limit: number, id: string = randomUUID()): Promise<ScheduleResponse> {
+    const now = new Date().toISOString();
+    const { webhook, secret } = withSecret(input.webhook);
+    const record: ScheduleRecord = { schedule_id: id, principal, ...input, spec: storedSpec(input.spec), webhook, created_at: now, updated_at: now };
+    await this.jobs.store.activeJobs.locked(principal, async () => {
+      if (limit > 0 && (await this.store.list(principal)).length >= limit) throw schedulesExceeded(limit);
+      await this.store.create(record);
+    });
+    try {
+      await this.jobs.client.schedule.create(this.temporalOptions(record));
+    } catch (err) {
+      await this.store.remove(id).catch(() => undefined);
+      throw temporalRefusal(err);
+    }
+    return this.describe(record, secret);
+  }
+
+  async get(id: string, principal: string): Promise<ScheduleResponse> {
+    return this.describe(await this.record(id, principal));
+  }
+
+  async list(principal: string): Promise<ScheduleResponse[]> {
+    return Promise.all((await this.store.list(principal)).map((r) => this.describe(r)));
+  }
+
+  /** Changes a schedule: `change` gives its new settings from the record as it is (and checks them). */
+  async update(id: string, principal: string, change: (before: ScheduleRecord) => ScheduleInput): Promise<ScheduleResponse> {
+    const before = await this.record(id, principal);
+    const input = change(before);
+    const { webhook, secret } = withSecret(input.webhook);
+    const record: ScheduleRecord = { ...before, ...input, spec: storedSpec(input.spec), webhook, updated_at: new Date().toISOString() };
+    await this.ensure(before);
+    try {
+      const options = this.temporalOptions(record);
+      // The new paused state travels in the update itself: a separate pause or unpause could be
+      // applied before the update, which would then restore the old state.
+      await this.handle(id).update((previous) => ({
+        ...previous,
+        spec: options.spec,
+        action: options.action,
+        policies: options.policies,
+        state: { ...previous.state, ...options.state },
+      }));
+    } catch (err) {
+      throw temporalRefusal(err);
+    }
+    await this.store.update(record);
+    return this.describe(record, secret);
+  }
+
+  /** Starts a run now, beside any running one. */
+  async trigger(id: string, principal: string): Promise<void> {
+    const record = await this.record(id, principal);
+    await this.ensure(record);
+    await this.handle(id).trigger(ScheduleOverlapPolicy.ALLOW_ALL);
+  }
+
+  /** Removes the Temporal schedule and the record; runs already made and their jobs stay. */
+  async remove(id: string, principal: string): Promise<void> {
+    await this.record(id, principal);
+    await this.handle(id)
+      .delete()
+      .catch((err: unknown) => {
+        if (!(err instanceof ScheduleNotFoundError)) throw err;
+      });
+    await this.store.remove(id);
+  }
+
+  /**
+   * The schedule's runs, newest first. A run still recorded as running is read from its job, and
+   * its pooled metrics computed, so a run never reads as completed without them.
+   */
+  async runs(id: string, principal: string): Promise<ScheduledRun[]> {
+    const record = await this.record(id, principal);
+    return Promise.all(
+      (await this.store.runs(id)).map(async (run) => {
+        const live = run.status === 'in_progress' ? await this.jobs.state(run.job_id) : null;
+        const meta = live?.status === 'completed' ? await this.jobs.store.meta(run.job_id) : null;
+        const metrics = meta ? await this.jobs.store.accuracy(meta) : (run.metrics ?? []);
+        const alert = record.alert;
+        const alerted = meta && alert ? alertCrossed(alert, metrics) : (run.alerted ?? null);
+        return {
+          job_id: run.job_id,
+          scheduled_at: run.scheduled_at,
+          started_at: run.started_at,
+          finished_at: run.finished_at ?? null,
+          status: live?.status ?? run.status,
+          error: live?.status === 'failed' ? live.error : (run.error ?? null),
+          metrics,
+          alerted,
+        };
+      }),
+    );
+  }
+
+  /** Temporal's schedule of a record, made again when Temporal no longer has it. */
+  private async ensure(record: ScheduleRecord) {
+    try {
+      return await this.handle(record.schedule_id).describe();
+    } catch (err) {
+      if (!(err instanceof ScheduleNotFoundError)) throw err;
+      await this.jobs.client.schedule.create(this.temporalOptions(record));
+      return this.handle(record.schedule_id).describe();
+    }
+  }
+
+  private async describe(record: ScheduleRecord, newSecret?: string): Promise<ScheduleResponse> {
+    const description = await this.ensure(record);
+    return {
+      schedule_id: record.schedule_id,
+      model: record.model,
+      query: record.query,
+      spec: record.spec,
+      overlap: record.overlap as ScheduleResponse['overlap'],
+      catch_up_window: record.catch_up_window,
+      paused: description.state.paused,
+      webhook: record.webhook && { url: record.webhook.url, ...(newSecret && { secret: newSecret }) },
+      alert: record.alert as ScheduleResponse['alert'],
+      created_at: record.created_at,
+      updated_at: record.updated_at,
+      next_runs: description.state.paused ? [] : description.info.nextActionTimes.map((t) => t.toISOString()),
+      overlap_skipped: description.info.numActionsSkippedOverlap,
+    };
+  }
+
+  private temporalOptions(record: ScheduleRecord): ScheduleOptions<ScheduleOptionsAction> {
+    const { spec } = record;
+    const args: ScheduledRunArgs = {
+      scheduleId: record.schedule_id,
+      job: { parallelism: this.jobs.config.parallelism, heartbeatTimeoutMs: this.jobs.config.heartbeatTimeoutMs, chunksPerRun: this.jobs.config.chunksPerRun },
+    };
+    return {
+      scheduleId: record.schedule_id,
+      spec: {
+        ...(spec.cron && { cronExpressions: spec.cron }),
+        ...(spec.interval && { intervals: [{ every: fixedMs(spec.interval) }] }),
+        timezone: spec.time_zone,
+        ...(spec.start_at && { startAt: new Date(toMs(spec.start_at)) }),
+        ...(spec.end_at && { endAt: new Date(toMs(spec.end_at)) }),
+      },
+      action: {
+        type: 'startWorkflow',
+        workflowType: WORKFLOW_TYPE,
+        taskQueue: this.jobs.config.taskQueue,
+        workflowId: `scheduled-run-${record.schedule_id}`,
+        args: [args],
+      },
+      policies: { overlap: record.overlap.toUpperCase() as ScheduleOverlapPolicy, catchupWindow: fixedMs(record.catch_up_window) },
+      state: { paused: record.paused, note: record.paused ? 'paused by its owner' : undefined },
+    };
+  }
+}
+
+const storedSpec = (spec: ScheduleSpec): StoredScheduleSpec => ({
+  ...(spec.cron !== undefined && { cron: typeof spec.cron === 'string' ? [spec.cron] : spec.cron }),
+  ...(spec.interval !== undefined && { interval: spec.interval }),
+  time_zone: spec.time_zone,
+  ...(spec.start_at !== undefined && { start_at: spec.start_at }),
+  ...(spec.end_at !== undefined && { end_at: spec.end_at }),
+});
+
+/** The webhook as stored: a URL given without a secret gets one made here, returned once to its owner. */
+function withSecret(webhook: ScheduleInput['webhook']): { webhook: ScheduleRecord['webhook']; secret?: string } {
+  if (!webhook) return { webhook: null };
+  if (webhook.secret) return { webhook: { url: webhook.url, secret: webhook.secret } };
+  const secret = randomBytes(32).toString('base64url');
+  return { webhook: { url: webhook.url, secret }, secret };
+}
+
+/**
+ * Temporal's refusal of a spec it cannot take (a bad cron expression) is the client's error: the
+ * SDK turns the server's INVALID_ARGUMENT into a TypeError carrying the server's reason.
+ */
+function temporalRefusal(err: unknown): unknown {
+  if (!(err instanceof TypeError)) return err;
+  const message = `the scheduler cannot take this spec: ${err.message}`;
+  return new HttpError(422, 'invalid_request', message, [{ path: 'body.spec', message }]);
+}
