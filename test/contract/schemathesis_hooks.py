@@ -117,7 +117,6 @@ def explained_refusal(response) -> bool:
     return all(isinstance(e, dict) and _MESSAGE.fullmatch(str(e.get("message", ""))) for e in errors)
 
 
-@schemathesis.hook
 def _has_proto_key(value) -> bool:
     """Whether a JSON value holds an object key `__proto__`, at any depth."""
     if isinstance(value, dict):
@@ -139,6 +138,7 @@ def refused_proto_key(case, response) -> bool:
         return False
 
 
+@schemathesis.hook
 def filter_failure(context, failure, case, response) -> bool:
     """Keep every failure but an ST202 refusal that one of the rules above explains."""
     return not (isinstance(failure, RejectedPositiveData) and (explained_refusal(response) or refused_proto_key(case, response)))
