@@ -1,18 +1,7 @@
 #!/usr/bin/env bash
 # Obtains statsforecast (a peer the accuracy benchmark and the Theta reference fixtures compare
-# with) once, in a Python virtual environment of its own, cached outside the repo and keyed by
-# the pinned requirements. A benchmark and fixture tool only: the service never imports Python.
-# Prints the environment's python on stdout.
+# with) once, in a Python virtual environment of its own (scripts/python-venv.sh). Prints the
+# environment's python on stdout.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-requirements="$root/tools/reference/requirements-statsforecast.txt"
-key="$(sha256sum "$requirements" | cut -c1-12)"
-venv="${XDG_CACHE_HOME:-$HOME/.cache}/forecasting-service/venvs/statsforecast-$key"
-if [ ! -x "$venv/bin/python" ] || [ ! -f "$venv/.complete" ]; then
-  echo "Installing statsforecast into $venv (first run only; a minute or two)..." >&2
-  rm -rf "$venv"
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$requirements" >&2
-  touch "$venv/.complete"
-fi
-echo "$venv/bin/python"
+exec bash "$root/scripts/python-venv.sh" statsforecast "$root/tools/reference/requirements-statsforecast.txt"

@@ -17,7 +17,7 @@
  * was written exactly once; then in-process throughput (schema logic + model + metrics, the
  * backtest core without HTTP, Temporal or Parquet) and the ratio.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -37,6 +37,7 @@ import { parquetSource } from '../../engine/beta/table-sources.ts';
 import { Engine } from '../../engine/engine.ts';
 import { withConnection } from '../../engine/sql.ts';
 import { modelEntry } from '../../models/contract/model-registry.ts';
+import { peakRss, startProcess, waitFor } from './deployed-processes.ts';
 import { bucketConnection, freePort, startMinio } from '../store/minio.ts';
 import { benchOptions } from './options.ts';
 
@@ -121,26 +122,6 @@ function processCpu(pid: number | undefined): number {
 function machineCpu(): number {
   const [, ...ticks] = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
   return (ticks.reduce((a, b) => a + b, 0) - ticks[3] - ticks[4]) / TICKS_PER_SECOND;
-}
-
-/** Peak resident memory of a live process (Linux). */
-function peakRss(pid: number | undefined): number {
-  const status = pid ? fs.readFileSync(`/proc/${pid}/status`, 'utf8') : '';
-  const kb = /VmHWM:\s+(\d+) kB/.exec(status)?.[1];
-  return kb ? Number(kb) * 1024 : NaN;
-}
-
-function startProcess(script: string, env: NodeJS.ProcessEnv, log: string): ChildProcess {
-  const out = fs.openSync(log, 'a');
-  return spawn(process.execPath, ['--import', 'tsx', script], { env, stdio: ['ignore', out, out] });
-}
-
-async function waitFor(probe: () => Promise<boolean>, what: string, timeoutMs = 120_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await probe().catch(() => false))) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
 }
 
 function multipart(file: string, query: unknown): { body: Readable; contentType: string } {

@@ -6,7 +6,7 @@
  * job's Parquet. Then the one-step residuals' cost in this process, per model, against the base
  * forecasts' (docs/decisions/062-one-step-residuals.md).
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -25,6 +25,8 @@ import { Engine } from '../../../engine/engine.ts';
 import { withConnection } from '../../../engine/sql.ts';
 import { modelEntry } from '../../../models/contract/model-registry.ts';
 import { freePort } from '../../store/minio.ts';
+import { treeQuery } from '../../beta/hierarchy-data.ts';
+import { peakRss, residentMemory, startProcess, waitFor } from '../deployed-processes.ts';
 
 export interface JobScaleOptions {
   bottoms: number;
@@ -62,42 +64,14 @@ async function writeTree(file: string, o: Pick<JobScaleOptions, 'bottoms' | 'sto
   }
 }
 
-function treeQuery(o: JobScaleOptions) {
+/** The tests' three-level tree query (region > store > sku) with this run's cutoffs, not reconciled. */
+function scaleQuery(o: JobScaleOptions) {
   const lastCutoff = o.days - 1 - HORIZON;
-  return {
-    input: {
-      source: { uri: 'inline://sales' },
-      columns: {
-        day: { kind: 'time', frequency: '1d' },
-        region: 'identifier',
-        store: 'identifier',
-        sku: 'identifier',
-        units: { kind: 'target', aggregate: 'sum' },
-      },
-      hierarchies: { sku: [['store', 'region']] },
-    },
+  return treeQuery({
     prediction_length: `${HORIZON}d`,
     cutoff: [{ every: '1d', start: day(lastCutoff - o.cutoffs + 1), end: day(lastCutoff) }],
     quantiles: [0.1, 0.5, 0.9],
-    reconciliation: { method: 'min_trace', estimator: o.estimator },
-  };
-}
-
-const residentMemory = (pid: number | undefined) =>
-  Number(/VmRSS:\s+(\d+) kB/.exec(pid ? fs.readFileSync(`/proc/${pid}/status`, 'utf8') : '')?.[1] ?? NaN) * 1024;
-const peakRss = (pid: number | undefined) => Number(/VmHWM:\s+(\d+) kB/.exec(pid ? fs.readFileSync(`/proc/${pid}/status`, 'utf8') : '')?.[1] ?? NaN) * 1024;
-
-function startProcess(script: string, env: NodeJS.ProcessEnv, log: string): ChildProcess {
-  const out = fs.openSync(log, 'a');
-  return spawn(process.execPath, ['--import', 'tsx', script], { env, stdio: ['ignore', out, out] });
-}
-
-async function waitFor(probe: () => Promise<boolean>, what: string, timeoutMs = 120_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await probe().catch(() => false))) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
+  });
 }
 
 /** An activity type's span in a job: first scheduled to last completed (epoch seconds), and its mean duration. */
@@ -231,7 +205,8 @@ export async function jobScalePart(o: JobScaleOptions): Promise<void> {
   try {
     const file = path.join(dir, 'tree.parquet');
     await writeTree(file, o);
-    const { reconciliation, ...baseQuery } = treeQuery(o);
+    const baseQuery = scaleQuery(o);
+    const reconciliation = { method: 'min_trace', estimator: o.estimator };
     const runs: [string, JobRun][] = [];
     for (const [label, query] of [
       ['no reconciliation', baseQuery],
@@ -273,7 +248,7 @@ async function residualCost(o: JobScaleOptions, dir: string): Promise<void> {
   const shape = `${small.bottoms} bottoms, ${small.stores} stores, 1 region; ${small.cutoffs} cutoffs`;
   console.log(`\nOne-step residuals (20 per forecast) against the base forecasts, in this process with ${engine.threads.size} model threads: ${shape}`);
   try {
-    const query = resolveBetaQuery(BetaQuery.parse(treeQuery(small)));
+    const query = resolveBetaQuery(BetaQuery.parse({ ...scaleQuery(small), reconciliation: { method: 'min_trace', estimator: small.estimator } }));
     const sources = { input: parquetSource("part 'sales'", { root: 'upload', path: ['sales'] }, [smallFile]), covariates: [] };
     const prepared = await withConnection(db, (c) => prepareSeries(c, query, sources));
     for (const name of o.residualModels) {
