@@ -7,10 +7,12 @@
 import os from 'node:os';
 import path from 'node:path';
 import { readSetting, type Environment } from './config/setting-file.ts';
+import { modelInstallConfig, type ModelInstallConfig } from './config/model-install-config.ts';
 import { scheduleConfig, type ScheduleConfig } from './config/schedule-config.ts';
 import { temporalConfig, type TemporalConfig } from './config/temporal-config.ts';
 
 export type { Environment } from './config/setting-file.ts';
+export type { ModelInstallConfig } from './config/model-install-config.ts';
 export type { ScheduleConfig } from './config/schedule-config.ts';
 export type { TemporalConfig, TemporalTls } from './config/temporal-config.ts';
 
@@ -77,6 +79,8 @@ export interface Config {
   };
   /** Scheduled backtests (docs/api.md, "Scheduled backtests"). */
   schedules: ScheduleConfig;
+  /** `models install`: the Hub that checkpoints come from, and where they are downloaded (config/model-install-config.ts). */
+  modelInstall: ModelInstallConfig;
 }
 
 /** What one principal may ask for; 0 means no limit. */
@@ -343,6 +347,7 @@ export function loadConfig(env: Environment = process.env): Config {
       duckdbInitSql: env.BETA_DUCKDB_INIT ? readSetting('BETA_DUCKDB_INIT', env.BETA_DUCKDB_INIT) : null,
     },
     schedules: scheduleConfig(env),
+    modelInstall: modelInstallConfig(env),
   };
 }
 

@@ -34,12 +34,15 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
  * Inside models/: the contract (the interface and the registry, which loads the families), one
  * folder per family, and the numerics several families share. A family reaches another only where
  * it is built on it (mstl forecasts its trend with aets or aarima); numerics know no family.
+ * `install` (the `models` command's work) puts foundation models' exports where the registry finds
+ * them; no model imports it.
  */
 const MODEL_PARTS_MAY_IMPORT: Record<string, readonly string[]> = {
   contract: ['families/*'],
   numerics: ['contract'],
   'families/*': ['contract', 'numerics'],
   'families/mstl': ['contract', 'numerics', 'families/ets', 'families/arima'],
+  install: ['contract', 'families/foundation'],
 };
 
 /** `contract`, `numerics` or `families/<name>` for a file under models/. */

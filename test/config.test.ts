@@ -41,6 +41,15 @@ test('ONNX_EXECUTION_PROVIDERS: unset lets the server choose; a list is taken in
   expect(() => providers('cuda,cuda')).toThrow(/ONNX_EXECUTION_PROVIDERS names a provider twice/);
 });
 
+test('models install: the Hub from HF_ENDPOINT (default huggingface.co) with HF_TOKEN; downloads under the cache folder unless MODEL_DOWNLOADS_DIR says', () => {
+  const defaults = loadConfig({ XDG_CACHE_HOME: '/var/cache/me' }).modelInstall;
+  expect(defaults).toEqual({ hubEndpoint: 'https://huggingface.co', hubToken: null, downloadsDir: '/var/cache/me/forecasting-service/downloads' });
+  const mirror = loadConfig({ HF_ENDPOINT: 'http://hub.internal:8080/', HF_TOKEN: ' hf_abc ', MODEL_DOWNLOADS_DIR: '/srv/downloads' }).modelInstall;
+  expect(mirror).toEqual({ hubEndpoint: 'http://hub.internal:8080', hubToken: 'hf_abc', downloadsDir: '/srv/downloads' });
+  expect(() => loadConfig({ HF_ENDPOINT: 'hub.internal' })).toThrow(/HF_ENDPOINT must be an http\(s\) URL/);
+  expect(() => loadConfig({ HF_ENDPOINT: 'ftp://hub.internal' })).toThrow(/HF_ENDPOINT must be an http\(s\) URL/);
+});
+
 describe('Temporal TLS settings', () => {
   let certs: Certificates;
   beforeAll(async () => {

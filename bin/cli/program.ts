@@ -4,10 +4,11 @@ import { downloadCommand } from './download.ts';
 import { CliError, EXIT } from './errors.ts';
 import { jobCommands } from './jobs.ts';
 import { keysCommands } from './keys.ts';
+import { modelsCommands } from './models.ts';
 import { scheduleCommands } from './schedules.ts';
 import { submitCommand } from './submit.ts';
 
-/** The `forecast` command line (docs/dashboard-and-cli.md, "Command line"): jobs over the stable API, scheduled beta backtests, and API keys. */
+/** The `forecast` command line (docs/dashboard-and-cli.md, "Command line"): jobs over the stable API, scheduled beta backtests, API keys, and the host's foundation models. */
 export function buildProgram(config: ClientConfig): Command {
   const program = new Command('forecast')
     .description('Submit long-format files (unique_id, ds, y) as forecast jobs, follow them and download their results; schedule beta backtests.')
@@ -22,6 +23,7 @@ export function buildProgram(config: ClientConfig): Command {
   downloadCommand(program, config);
   scheduleCommands(program, config);
   keysCommands(program);
+  modelsCommands(program);
   return program;
 }
 

@@ -90,6 +90,13 @@ def tiny_model(seed: int) -> Any:
     return model
 
 
+def save_checkpoint(model: Any, folder: Path) -> Path:
+    """The model as a Hugging Face checkpoint folder (config.json, model.safetensors), the layout of
+    amazon/chronos-2 that load_checkpoint reads."""
+    model.save_pretrained(str(ensure_dir(folder)), safe_serialization=True)
+    return folder
+
+
 def base_size_model(seed: int) -> Any:
     """A base-size Chronos-2 (d_model 768, 12 layers, context 8192, patch 16) with random weights:
     the compute of a real checkpoint without its weights, for speed measurements only."""

@@ -8,6 +8,9 @@
     # the reference implementation's forecasts for fixed inputs
     python tools/export/export.py chronos-2 --tiny-fixture --out test/fixtures/onnx
 
+    # that tiny model as a checkpoint folder, what --checkpoint reads (the install test's Hub snapshot)
+    python tools/export/export.py chronos-2 --tiny-fixture --save-checkpoint test/fixtures/checkpoints/chronos-2
+
 Runs offline: the checkpoint is a local path (nothing is downloaded), and the service never runs
 Python.
 """
@@ -32,8 +35,10 @@ def main(argv: list[str]) -> None:
     source.add_argument("--checkpoint", help="local checkpoint: a Chronos-2 directory (config.json, model.safetensors), or TimesFM 2.5's model.safetensors or its directory")
     source.add_argument("--tiny-fixture", action="store_true", help="build a tiny random model of the reference code and record reference forecasts (test fixtures)")
     source.add_argument("--random-weights", action="store_true", help="a base-size model with random weights: for speed measurements (npm run bench -- onnx --models-dir), never for forecasts")
-    parser.add_argument("--out", required=True, type=Path, help="model directory: the model is written to OUT/<model>/")
+    parser.add_argument("--out", type=Path, help="model directory: the model is written to OUT/<model>/")
+    parser.add_argument("--save-checkpoint", type=Path, metavar="DIR", help="with --tiny-fixture: save the tiny model as a checkpoint folder in DIR, as --checkpoint reads it, instead of exporting it (the install test's stand-in for a Hub snapshot)")
     parser.add_argument("--version", help="version written to the manifest (default: the checkpoint's folder name, or tiny-random-seed-N)")
+    parser.add_argument("--source", help="where the weights came from, written to the manifest (default: the checkpoint's path)")
     parser.add_argument("--seed", type=int, default=0, help="random seed of --tiny-fixture")
     parser.add_argument("--max-context", type=int, default=None, help="timesfm-2p5: the ForecastConfig max_context to serve with (default 1024); timesfm-2: the context length (default 512, at most 2048); moirai-2, moirai-moe: the context_length of Moirai2Forecast, MoiraiMoEForecast (default 1680); toto-2: the context_length of Toto2GluonTSModelConfig (default 2048); 64 for the fixtures")
     parser.add_argument("--reference", action="store_true", help="also record the reference forecasts of the fixed cases for a real checkpoint")
@@ -41,6 +46,10 @@ def main(argv: list[str]) -> None:
     args = parser.parse_args(argv)
     if args.plain_order and not (args.model == "tirex" and args.tiny_fixture):
         parser.error("--plain-order is for tirex's --tiny-fixture (every other export is in plain order already)")
+    if args.save_checkpoint is not None and not args.tiny_fixture:
+        parser.error("--save-checkpoint is for --tiny-fixture (a real checkpoint is a folder already)")
+    if args.out is None and args.save_checkpoint is None:
+        parser.error("--out is required: the model directory the export is written to")
 
     torch.manual_seed(args.seed)
     torch.set_num_threads(max(1, torch.get_num_threads()))
@@ -79,6 +88,11 @@ def main(argv: list[str]) -> None:
 
     if args.tiny_fixture:
         model = family.tiny_model(args.seed)
+        if args.save_checkpoint is not None:
+            if not hasattr(family, "save_checkpoint"):
+                parser.error(f"--save-checkpoint is not implemented for {args.model}")
+            print("checkpoint:", family.save_checkpoint(model, args.save_checkpoint))
+            return
         version = args.version or f"tiny-random-seed-{args.seed}"
         source_text = f"tiny configuration of the reference code with fixed random weights (seed {args.seed}); a test fixture, not a forecaster"
         if args.plain_order:
@@ -90,7 +104,7 @@ def main(argv: list[str]) -> None:
     else:
         model = family.load_checkpoint(args.checkpoint)
         version = args.version or Path(args.checkpoint).resolve().name
-        source_text = f"checkpoint {Path(args.checkpoint).resolve()}"
+        source_text = args.source or f"checkpoint {Path(args.checkpoint).resolve()}"
 
     if args.model in ("timesfm-2p5", "timesfm-2", "moirai-2", "toto-2", "moirai-moe"):
         default_context = {"timesfm-2p5": 1024, "timesfm-2": 512, "moirai-2": 1680, "toto-2": 2048, "moirai-moe": 1680}[args.model]  # moirai-2: uni2ts README's context_length

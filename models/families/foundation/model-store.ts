@@ -245,7 +245,7 @@ const notInstalled = (hint: string): ExportProblem => ({ ok: false, state: 'not_
 const failedVerification = (hint: string): ExportProblem => ({ ok: false, state: 'failed_verification', reason: FAILED_VERIFICATION, hint });
 
 const exportHint = (name: string, dir: string) =>
-  `export it with \`python tools/export/export.py ${name} --checkpoint <local checkpoint> --out ${dir}\` (tools/export/README.md)`;
+  `install it with \`npm run models -- install ${name}\` (its reference checkpoint from the Hugging Face Hub, or --checkpoint <local checkpoint>), or export it with \`python tools/export/export.py ${name} --checkpoint <local checkpoint> --out ${dir}\` (tools/export/README.md)`;
 
 /** SHA-256 of verified files, keyed by path, size and modification time. */
 const verified = new Map<string, string>();
