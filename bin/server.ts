@@ -3,7 +3,6 @@
  * existing cluster, or the embedded dev server), the job store, the engine and, unless
  * RUN_WORKER=false, an in-process job worker. SIGINT or SIGTERM drains it (docs/operations.md, "Shutdown").
  */
-import { createJobWorker } from '../activities/job-worker.ts';
 import { JobService } from '../api/jobs/job-service.ts';
 import { buildServer } from '../api/server.ts';
 import { Engine } from '../engine/engine.ts';
@@ -14,7 +13,10 @@ import { cannotStart, loadConfigOrStop } from './start-up.ts';
 import { connectTemporal, jobWorkerOptions } from './temporal.ts';
 
 const config = loadConfigOrStop();
-if (config.temporal.runWorker) orderShutdownOurselves();
+// The worker's module is loaded only where this process runs one: it loads the Temporal SDK's
+// worker, and that loads webpack, neither of which an API replica (RUN_WORKER=false) uses.
+const workerModule = config.temporal.runWorker ? await import('../activities/job-worker.ts') : undefined;
+if (workerModule) await orderShutdownOurselves();
 const shutdown = handleShutdownSignals(config.shutdownGraceMs, (message) => console.error(message));
 const store = await openCheckedJobStore(config.storage);
 await importLegacyKeysAtStart(config.dataDir, store);
@@ -25,7 +27,7 @@ const jobs = new JobService(temporal.client, store, engine, { taskQueue: config.
 const app = await buildServer(config, { logger: true, engine, jobs, betaDb: beta.jobs.db });
 
 // Embedded by default: this process also works on jobs. RUN_WORKER=false leaves that to `npm run worker`.
-const worker = config.temporal.runWorker ? await createJobWorker(jobWorkerOptions(config), engine, store, beta.jobs).catch(cannotStart) : undefined;
+const worker = workerModule ? await workerModule.createJobWorker(jobWorkerOptions(config), engine, store, beta.jobs).catch(cannotStart) : undefined;
 const working = worker?.run();
 
 await app.listen({ port: config.port, host: config.host });

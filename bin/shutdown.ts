@@ -1,4 +1,4 @@
-import { Runtime, type Worker } from '@temporalio/worker';
+import type { Worker } from '@temporalio/worker';
 import type { FastifyInstance } from 'fastify';
 
 /**
@@ -24,9 +24,11 @@ const STOP_MARGIN_MS = 15_000;
 /**
  * The Temporal SDK stops every worker on SIGINT and SIGTERM by itself; this process orders its
  * own shutdown instead (the API, the worker and the embedded dev server each at its time). Call
- * before the first worker or native connection is made: the SDK's runtime is set up once.
+ * before the first worker or native connection is made: the SDK's runtime is set up once. The
+ * SDK's worker is imported here, not above, so that a process without a worker never loads it.
  */
-export function orderShutdownOurselves(): void {
+export async function orderShutdownOurselves(): Promise<void> {
+  const { Runtime } = await import('@temporalio/worker');
   Runtime.install({ shutdownSignals: [] });
 }
 

@@ -14,7 +14,7 @@ import { checkTemporal, jobWorkerOptions } from './temporal.ts';
 import { serveWorkerMetrics } from './worker-metrics.ts';
 
 const config = loadConfigOrStop();
-orderShutdownOurselves();
+await orderShutdownOurselves();
 const shutdown = handleShutdownSignals(config.shutdownGraceMs, (message) => console.error(message));
 const store = await openCheckedJobStore(config.storage);
 const engine = new Engine(config.engine);

@@ -2,6 +2,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import type { TargetSpec } from './grid-sql.ts';
 import type { Level } from './hierarchy.ts';
 import type { Aggregate } from './query-fields.ts';
+import { exactMean, exactSum, sumScales, type SumScale } from './exact-sums.ts';
 
 /**
  * Hierarchy roll-ups in one GROUPING SETS query over the prepared base series: each selected
@@ -11,17 +12,23 @@ import type { Aggregate } from './query-fields.ts';
  * (sid, k, values).
  */
 
-/** Across the children of a roll-up: first and last order rows in time, not series, and counts add up. */
-const ROLLUP: Record<Aggregate, (v: string) => string> = {
-  sum: (v) => `sum(${v})`,
-  mean: (v) => `avg(${v})`,
+/**
+ * Across the children of a roll-up: first and last order rows in time, not series, and counts add
+ * up. Sums and means add the children exactly (exact-sums.ts), so that a job and the synchronous
+ * endpoint roll the same data up to the same bits; minimum, maximum and median depend on no order.
+ */
+const ROLLUP: Record<Aggregate, (v: string, scale: SumScale) => string> = {
+  sum: exactSum,
+  mean: exactMean,
   min: (v) => `min(${v})`,
   max: (v) => `max(${v})`,
   median: (v) => `median(${v})`,
-  first: (v) => `sum(${v})`,
-  last: (v) => `sum(${v})`,
-  count: (v) => `sum(${v})`,
+  first: exactSum,
+  last: exactSum,
+  count: exactSum,
 };
+
+const ADDS = new Set<Aggregate>(['sum', 'mean', 'first', 'last', 'count']);
 
 export interface RollUpSpec {
   /** The base series table (sid, k, values); names in `beta_ids`. */
@@ -48,7 +55,13 @@ export async function rollUp(c: DuckDBConnection, spec: RollUpSpec): Promise<voi
   const bit = (i: number) => 1 << (ids.length - 1 - i);
   const lvl = ids.map((id, i) => (grouped[i] ? `GROUPING(${id.column}) * ${bit(i)}` : `${bit(i)}`)).join(' + ');
   const idColumns = ids.map((id, i) => (grouped[i] ? id.column : `CAST(NULL AS VARCHAR) AS ${id.column}`));
-  const values = [...targets.map((t) => `CAST(${ROLLUP[t.aggregate](t.column)} AS DOUBLE) AS ${t.column}`), ...valueColumns.map((v) => `avg(${v}) AS ${v}`)];
+  // A roll-up's children are base series, at most one per step each: `firstSid` rows a group.
+  const added = [...targets.filter((t) => ADDS.has(t.aggregate)).map((t) => t.column), ...valueColumns];
+  const scales = await sumScales(c, spec.base, added, spec.firstSid);
+  const values = [
+    ...targets.map((t) => `CAST(${ROLLUP[t.aggregate](t.column, scales.get(t.column) ?? null)} AS DOUBLE) AS ${t.column}`),
+    ...valueColumns.map((v) => `${exactMean(v, scales.get(v)!)} AS ${v}`),
+  ];
   await c.run(`
     CREATE TEMP TABLE beta_rolled AS
     SELECT CAST(${lvl} AS INTEGER) AS lvl, ${idColumns.join(', ')}, k, ${values.join(', ')}

@@ -1,17 +1,17 @@
 /**
  * Hierarchical uploads for the reconciliation tests, written by DuckDB: a three-level tree
  * (region > store > sku, 12 bottoms) and a grouped structure (stores crossed with categories),
- * 56 daily steps of positive whole numbers with a weekly pattern. And the check every reconciled answer
- * must pass: each aggregate equals the sum of the bottoms under it. Values are whole numbers:
- * DuckDB sums a roll-up's children in no fixed order, and only whole numbers make every order
- * give the same aggregate, so that a job and the synchronous call see the same data to the bit.
+ * 56 daily steps of positive values in hundredths with a weekly pattern. And the check every
+ * reconciled answer must pass: each aggregate equals the sum of the bottoms under it. The values
+ * are fractional on purpose: roll-ups add them exactly (decision 065), in no order, so a job and
+ * the synchronous call see the same data to the bit, which the jobs' tests compare.
  */
 
 /** region > store > sku: 2 regions, 2 stores each, skus a, b and c in every store. */
 export const TREE = `
   SELECT TIMESTAMP '2024-01-01' + INTERVAL (d) DAY AS day, region, store, sku,
          round(100 * (20 + 5 * (hash(region || store || sku) % 7)::DOUBLE + 4 * sin(2 * pi() * d / 7)
-               + ((d * 37 + hash(sku || store) % 11) % 9)::DOUBLE / 2 + d * 0.1)) AS units
+               + ((d * 37 + hash(sku || store) % 11) % 9)::DOUBLE / 2 + d * 0.1)) / 100 AS units
   FROM range(56) r(d), (VALUES ('north', 'n1'), ('north', 'n2'), ('south', 's1'), ('south', 's2')) s(region, store), (VALUES ('a'), ('b'), ('c')) k(sku)`;
 
 /** Stores (in regions) crossed with skus (in categories): two hierarchies, so the levels cross. */

@@ -2,7 +2,7 @@
  * The production build (`npm run build`) runs on its own: the built API and a built worker, each
  * started as `npm run start:prod` and `npm run worker:prod` start them, serve the dashboard the
  * build bundled and complete a job, while any file of a development package that either loads
- * stops it (refuse-dev-packages.mjs).
+ * stops it (refuse-dev-packages.mjs), as does the SDK's worker in the API (refuse-worker-packages.mjs).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -16,13 +16,14 @@ import { startTestTemporal, until } from '../jobs/temporal-env.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const REFUSE_DEV_PACKAGES = path.join(import.meta.dirname, 'refuse-dev-packages.mjs');
+const REFUSE_WORKER_PACKAGES = path.join(import.meta.dirname, 'refuse-worker-packages.mjs');
 const dataDir = tempDataDir();
 let temporal: TestWorkflowEnvironment;
 let port: number;
 const children: { child: ChildProcess; stderr: () => string }[] = [];
 
-function startBuilt(entry: string, env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--import', REFUSE_DEV_PACKAGES, entry], {
+function startBuilt(entry: string, env: Record<string, string>, imports: string[] = []) {
+  const child = spawn(process.execPath, ['--import', REFUSE_DEV_PACKAGES, ...imports.flatMap((file) => ['--import', file]), entry], {
     cwd: ROOT,
     env: { ...process.env, TEMPORAL_ADDRESS: temporal.address, TEMPORAL_TASK_QUEUE: 'production-build', DATA_DIR: dataDir, MODEL_THREADS: '1', ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -60,8 +61,11 @@ describe('the production build', () => {
     }
   });
 
-  test('a built API and a built worker complete a job, with no development package loaded', async () => {
-    const apiProcess = startBuilt('dist/bin/server.js', { PORT: String(port), HOST: '127.0.0.1', RUN_WORKER: 'false', FORECAST_API_KEYS: `ops:${KEY}` });
+  test('a built API and a built worker complete a job, with no development package loaded, and no worker package in the API', async () => {
+    // The API runs no worker, so it must not load the SDK's worker either (bin/server.ts).
+    const apiProcess = startBuilt('dist/bin/server.js', { PORT: String(port), HOST: '127.0.0.1', RUN_WORKER: 'false', FORECAST_API_KEYS: `ops:${KEY}` }, [
+      REFUSE_WORKER_PACKAGES,
+    ]);
     const metricsPort = await freePort();
     const worker = startBuilt('dist/bin/worker.js', { WORKER_METRICS_PORT: String(metricsPort), HOST: '127.0.0.1' });
     await waitForApi(port).catch((error: Error) => {
@@ -88,7 +92,7 @@ describe('the production build', () => {
     expect(page.status).toBe(200);
     expect(await page.text()).toContain('<html');
     expect(fs.existsSync(path.join(dataDir, 'dashboard'))).toBe(false);
-    expect(apiProcess.stderr() + worker.stderr()).not.toContain('a development package was loaded');
+    expect(apiProcess.stderr() + worker.stderr()).not.toContain('was loaded at run time');
     expect([apiProcess.child.exitCode, worker.child.exitCode]).toEqual([null, null]);
   }, 180_000);
 });

@@ -29,8 +29,9 @@ export interface RunningProcess {
 const running = new Set<ChildProcess>();
 const dataDirs = new Set<string>();
 
-export function startProcess(entry: 'bin/server.ts' | 'bin/worker.ts', env: Environment): RunningProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, entry)], {
+/** `imports`: more modules for `node --import`, after tsx (a hook of test/build's refuse-*.mjs). */
+export function startProcess(entry: 'bin/server.ts' | 'bin/worker.ts', env: Environment, imports: string[] = []): RunningProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', ...imports.flatMap((file) => ['--import', file]), path.join(ROOT, entry)], {
     cwd: ROOT,
     env: { ...process.env, MODEL_THREADS: '1', FORECAST_API_KEYS: `ops:${KEY}`, TEMPORAL_UI_PORT: '0', ...env },
     stdio: ['ignore', 'ignore', 'pipe'],

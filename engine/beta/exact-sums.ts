@@ -1,0 +1,68 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { sqlNumber } from '../sql.ts';
+
+/**
+ * Sums of DOUBLE columns whose bits do not depend on the order DuckDB adds the rows in
+ * (decision 065). Floating-point addition is not associative, and a parallel hash aggregate adds
+ * a group's rows, and combines its threads' partial sums, in whatever order the threads deliver
+ * them: the same data summed twice can differ in the last bit. Integer addition is associative,
+ * so each value is scaled by a power of two into a 128-bit integer (HUGEINT), the integers are
+ * summed, and the total is converted back to a double once.
+ *
+ * The scale is one per column, from the largest magnitude in it and the most rows one group
+ * sums, so that the largest total still fits. A value is scaled without loss unless it is smaller
+ * than the column's largest by a factor of more than about 2^(72 - log2(rows per group)); smaller
+ * values are rounded to that step. Where nothing is lost, the total is the exact sum, and only
+ * its conversion back rounds.
+ */
+
+/** A column's scale: sums multiply by 2^scale; null where the column holds only zeros or NULLs. */
+export type SumScale = number | null;
+
+/** The largest total a HUGEINT sum may reach, in bits; HUGEINT holds 127 and a sign. */
+const TOTAL_BITS = 126;
+
+/**
+ * The scales of `columns` of `table` (one scan), for groups of at most `maxRows` rows. Every
+ * value must be finite or NULL, as the schema logic makes them.
+ */
+export async function sumScales(c: DuckDBConnection, table: string, columns: string[], maxRows: number): Promise<Map<string, SumScale>> {
+  if (columns.length === 0) return new Map();
+  const [largest] = (await c.runAndReadAll(`SELECT ${columns.map((v) => `max(abs(${v}))`).join(', ')} FROM ${table}`)).getRowsJS() as (number | null)[][];
+  const rowBits = Math.ceil(Math.log2(maxRows + 1));
+  return new Map(
+    columns.map((column, i) => {
+      const m = largest[i];
+      if (m === null || m === 0) return [column, null];
+      // |value| < 2^bits; the extra bit covers Math.log2 rounding at a power of two.
+      const bits = Math.floor(Math.log2(m)) + 2;
+      return [column, TOTAL_BITS - rowBits - bits];
+    }),
+  );
+}
+
+/**
+ * `expression` times 2^power. A column of tiny values needs a power beyond a double's range
+ * (2^1023), so it is applied in two factors, each exact.
+ */
+function timesPowerOfTwo(expression: string, power: number): string {
+  const first = Math.max(-1000, Math.min(1000, power));
+  const product = `${expression} * ${sqlNumber(2 ** first)}`;
+  return first === power ? product : `${product} * ${sqlNumber(2 ** (power - first))}`;
+}
+
+/** The scaled sum of `column` as a HUGEINT expression. */
+const scaledSum = (column: string, scale: number) => `sum(CAST(${timesPowerOfTwo(column, scale)} AS HUGEINT))`;
+
+/** sum(column) as a DOUBLE that depends only on the group's values. */
+export function exactSum(column: string, scale: SumScale): string {
+  // Zeros and NULLs only: any order gives the same sum (or NULL).
+  if (scale === null) return `sum(${column})`;
+  return timesPowerOfTwo(`CAST(${scaledSum(column, scale)} AS DOUBLE)`, -scale);
+}
+
+/** avg(column), likewise. */
+export function exactMean(column: string, scale: SumScale): string {
+  if (scale === null) return `avg(${column})`;
+  return `${exactSum(column, scale)} / count(${column})`;
+}
