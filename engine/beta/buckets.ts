@@ -1,6 +1,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { valueExpression } from './columns.ts';
 import type { Duration } from './duration.ts';
+import { exactMean, exactSum, sumScales, type SumScale } from './exact-sums.ts';
 import { sqlIdent } from '../sql.ts';
 import { stepIndexSql, stepTime, type TargetSpec } from './grid-sql.ts';
 import type { Level } from './hierarchy.ts';
@@ -24,6 +25,8 @@ export interface BucketSpec {
   time: string;
   freq: Duration;
   batches: number;
+  /** Scales of the columns a step adds up (`bucketScales`), by column. */
+  scales: Map<string, SumScale>;
 }
 
 /**
@@ -37,10 +40,14 @@ const MAX_PASSES = 16;
 
 export const passesFor = (rows: number, series: number): number => Math.max(1, Math.min(MAX_PASSES, Math.ceil(rows / ROWS_PER_PASS), series));
 
-/** Within one step: how rows combine. */
-const BUCKET: Record<Aggregate, (v: string) => string> = {
-  sum: (v) => `sum(${v})`,
-  mean: (v) => `avg(${v})`,
+/**
+ * Within one step: how rows combine. Sums and means add the step's rows exactly (exact-sums.ts):
+ * a parallel aggregate adds them in its threads' order, so hourly rows bucketed into days would
+ * otherwise differ in the last bits from run to run, and a job from the synchronous answer.
+ */
+const BUCKET: Record<Aggregate, (v: string, scale: SumScale) => string> = {
+  sum: exactSum,
+  mean: exactMean,
   min: (v) => `min(${v})`,
   max: (v) => `max(${v})`,
   median: (v) => `median(${v})`,
@@ -48,6 +55,25 @@ const BUCKET: Record<Aggregate, (v: string) => string> = {
   last: (v) => `arg_max(${v}, __t) FILTER (WHERE ${v} IS NOT NULL)`,
   count: (v) => `count(${v})`,
 };
+
+const ADDS = new Set<Aggregate>(['sum', 'mean']);
+
+/**
+ * The scales of the columns a step adds up: sum and mean targets, historical covariates. A step
+ * holds at most all of the input's rows, which the scales' query counts (from a Parquet footer,
+ * like the columns' extremes): the largest step's own count would allow a finer scale, but needs
+ * a grouping by (series, step), as costly as the bucketing itself, while the input's count costs
+ * only its logarithm in bits of the range kept exactly. Rows the selector drops only loosen it.
+ */
+export async function bucketScales(c: DuckDBConnection, spec: Omit<BucketSpec, 'scales'>): Promise<Map<string, SumScale>> {
+  const added = [...spec.targets.filter((t) => ADDS.has(t.aggregate)), ...spec.historical];
+  const scales = await sumScales(
+    c,
+    'beta_input',
+    added.map((v) => sqlIdent(v.name)),
+  );
+  return new Map(added.map((v) => [v.column, scales.get(sqlIdent(v.name)) ?? null]));
+}
 
 /** Columns of a bucket table: sid, k, the targets, the historical covariates. */
 export const bucketColumns = (spec: BucketSpec): string[] => [...spec.targets.map((t) => t.column), ...spec.historical.map((h) => h.column)];
@@ -66,8 +92,8 @@ export function bucketQuery(spec: BucketSpec, pass: number): string {
     : '';
   const slice = spec.batches > 1 ? `WHERE d.sid % ${spec.batches} = ${pass}` : '';
   const combined = [
-    ...spec.targets.map((t) => `CAST(${BUCKET[t.aggregate](`__${t.column}`)} AS DOUBLE) AS ${t.column}`),
-    ...spec.historical.map((h) => `avg(__${h.column}) AS ${h.column}`),
+    ...spec.targets.map((t) => `CAST(${BUCKET[t.aggregate](`__${t.column}`, spec.scales.get(t.column) ?? null)} AS DOUBLE) AS ${t.column}`),
+    ...spec.historical.map((h) => `${exactMean(`__${h.column}`, spec.scales.get(h.column) ?? null)} AS ${h.column}`),
   ];
   return `SELECT sid, k, ${combined.join(', ')} FROM (SELECT ${numbered.join(', ')} FROM beta_input ${join} ${slice}) GROUP BY sid, k`;
 }

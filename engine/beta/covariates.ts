@@ -1,6 +1,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { checkIdentifiers, checkSourceColumns, checkTimes, timeExpression, valueExpression } from './columns.ts';
 import { duration, type Duration } from './duration.ts';
+import { exactMean, sumScales } from './exact-sums.ts';
 import { sqlIdent } from '../sql.ts';
 import { bucketExpression, stepTimeSql } from './grid-sql.ts';
 import { summariseRoles, type BetaCovariate } from './query-fields.ts';
@@ -59,9 +60,17 @@ export async function joinCovariates(
         ? `${bucketExpression(timeExpression(pair.attached, types.get(pair.attached)!), grid!)} AS k${j}`
         : `CAST(${sqlIdent(pair.attached)} AS VARCHAR) AS k${j}`,
     );
-    const values = roles.historical.map((name, j) => `avg(${valueExpression(name)}) AS v${j}`);
+    // The mean of a step's (or an identifier's) rows adds them exactly (exact-sums.ts), so that it
+    // does not depend on thread order. A group holds at most all of the source's rows, which the
+    // scales' query counts: counting the largest group would cost a grouping as large as this one,
+    // for a few more bits of range kept exactly.
+    const read = roles.historical.map((name, j) => `${valueExpression(name)} AS __v${j}`);
+    const scales = await sumScales(c, relation, roles.historical.map(sqlIdent));
+    const values = roles.historical.map((name, j) => `${exactMean(`__v${j}`, scales.get(sqlIdent(name)) ?? null)} AS v${j}`);
     const table = `beta_cov${i}`;
-    await c.run(`CREATE TEMP TABLE ${table} AS SELECT ${keys.join(', ')}, ${values.join(', ')} FROM ${relation} GROUP BY ALL`);
+    await c.run(
+      `CREATE TEMP TABLE ${table} AS SELECT ${keys.map((_, j) => `k${j}`).join(', ')}, ${values.join(', ')} FROM (SELECT ${[...keys, ...read].join(', ')} FROM ${relation}) GROUP BY ALL`,
+    );
 
     const on = cov.on.map((pair, j) => {
       const baseSide = pair.base === base.timeColumn ? bucketExpression(stepTimeSql('b.k', base.freq), grid!) : `d.${base.identifierColumns.get(pair.base)}`;

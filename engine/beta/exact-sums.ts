@@ -7,7 +7,8 @@ import { sqlNumber } from '../sql.ts';
  * a group's rows, and combines its threads' partial sums, in whatever order the threads deliver
  * them: the same data summed twice can differ in the last bit. Integer addition is associative,
  * so each value is scaled by a power of two into a 128-bit integer (HUGEINT), the integers are
- * summed, and the total is converted back to a double once.
+ * summed, and the total is converted back to a double once. Roll-ups, the rows of one grid step
+ * and a covariate's rows in one step are all added this way.
  *
  * The scale is one per column, from the largest magnitude in it and the most rows one group
  * sums, so that the largest total still fits. A value is scaled without loss unless it is smaller
@@ -23,13 +24,29 @@ export type SumScale = number | null;
 const TOTAL_BITS = 126;
 
 /**
- * The scales of `columns` of `table` (one scan), for groups of at most `maxRows` rows. Every
- * value must be finite or NULL, as the schema logic makes them.
+ * The scales of the numeric `columns` of `table`, for groups of at most `maxRows` rows; without
+ * `maxRows`, of at most all the table's rows, counted in the same query. A column may be of any
+ * numeric type and hold NaN or infinities: the sums' callers read those as missing (NULL).
  */
-export async function sumScales(c: DuckDBConnection, table: string, columns: string[], maxRows: number): Promise<Map<string, SumScale>> {
+export async function sumScales(c: DuckDBConnection, table: string, columns: string[], maxRows?: number): Promise<Map<string, SumScale>> {
   if (columns.length === 0) return new Map();
-  const [largest] = (await c.runAndReadAll(`SELECT ${columns.map((v) => `max(abs(${v}))`).join(', ')} FROM ${table}`)).getRowsJS() as (number | null)[][];
-  const rowBits = Math.ceil(Math.log2(maxRows + 1));
+  // The largest magnitude from min() and max() of the column as it is: DuckDB answers these (and
+  // count(*)) from a Parquet file's statistics, without reading its values, and a cast to DOUBLE
+  // keeps their order.
+  const bounds = columns.map((v) => `CAST(min(${v}) AS DOUBLE), CAST(max(${v}) AS DOUBLE)`);
+  const [[rows, ...extremes]] = (await c.runAndReadAll(`SELECT count(*), ${bounds.join(', ')} FROM ${table}`)).getRowsJS() as [bigint, ...(number | null)[]][];
+  const largest = columns.map((_, i) => {
+    const [low, high] = [extremes[2 * i], extremes[2 * i + 1]];
+    return low === null || high === null ? null : Math.max(Math.abs(low), Math.abs(high));
+  });
+  // NaN or an infinity in a column: its largest finite magnitude takes a scan of its values.
+  const unbounded = columns.flatMap((_, i) => (largest[i] === null || Number.isFinite(largest[i]) ? [] : [i]));
+  if (unbounded.length > 0) {
+    const finite = unbounded.map((i) => `max(abs(CAST(${columns[i]} AS DOUBLE))) FILTER (WHERE isfinite(CAST(${columns[i]} AS DOUBLE)))`);
+    const [found] = (await c.runAndReadAll(`SELECT ${finite.join(', ')} FROM ${table}`)).getRowsJS() as (number | null)[][];
+    unbounded.forEach((i, j) => (largest[i] = found[j]));
+  }
+  const rowBits = Math.ceil(Math.log2((maxRows ?? Number(rows)) + 1));
   return new Map(
     columns.map((column, i) => {
       const m = largest[i];

@@ -1,6 +1,6 @@
 import type { DuckDBConnection, DuckDBResult } from '@duckdb/node-api';
 import { refuseField } from '../errors.ts';
-import { bucketIntoTable, passesFor, streamCompleteSeries, type BucketSpec, type SeriesArrays } from './buckets.ts';
+import { bucketIntoTable, bucketScales, passesFor, streamCompleteSeries, type BucketSpec, type SeriesArrays } from './buckets.ts';
 import { checkIdentifiers, checkSourceColumns, checkTimes, timeExpression } from './columns.ts';
 import { joinCovariates } from './covariates.ts';
 import type { Duration } from './duration.ts';
@@ -103,7 +103,7 @@ async function schemaLogic(c: DuckDBConnection, resolved: ResolvedBetaQuery, sou
     throw refuseField({ root: 'request', path: ['selector'] }, message);
   }
 
-  const spec: BucketSpec = {
+  const layout = {
     ids,
     targets,
     historical,
@@ -111,6 +111,7 @@ async function schemaLogic(c: DuckDBConnection, resolved: ResolvedBetaQuery, sou
     freq,
     batches: passesFor(rowCount, dictionary.size),
   };
+  const spec: BucketSpec = { ...layout, scales: await bucketScales(c, layout) };
   const baseOnly = selection.levels.length === 1 && selection.levels[0].mask === 0;
   if (inMemory && baseOnly && historical.length === 0 && !query.covariates?.length) {
     const series = await streamCompleteSeries(c, spec, dictionary, selection.levels[0]);

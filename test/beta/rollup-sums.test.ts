@@ -7,6 +7,7 @@ import { BetaQuery } from '../../engine/beta/query-schema.ts';
 import { resolveBetaQuery } from '../../engine/beta/resolved-query.ts';
 import { parquetSource } from '../../engine/beta/table-sources.ts';
 import { withConnection } from '../../engine/sql.ts';
+import { exactSum, ulp } from './exact-sum.ts';
 import { tempDir, writeParquet } from './helpers.ts';
 
 /**
@@ -63,26 +64,6 @@ const bits = (data: PreparedData) =>
     values: [...s.targets, ...s.covariates].map((v) => Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('hex')),
   }));
 
-/** The exact sum of doubles, rounded to the nearest double: each is a whole multiple of 2^-1074. */
-function exactSum(values: number[]): number {
-  const view = new DataView(new ArrayBuffer(8));
-  let total = 0n;
-  for (const x of values) {
-    view.setFloat64(0, x);
-    const word = view.getBigUint64(0);
-    const exponent = Number((word >> 52n) & 0x7ffn);
-    const fraction = word & ((1n << 52n) - 1n);
-    const scaled = exponent === 0 ? fraction : (fraction | (1n << 52n)) << BigInt(exponent - 1);
-    total += word >> 63n ? -scaled : scaled;
-  }
-  // Down to 60 bits, with a sticky bit for what was dropped, so that Number() rounds once.
-  const magnitude = total < 0n ? -total : total;
-  const drop = Math.max(0, magnitude.toString(2).length - 60);
-  let kept = magnitude >> BigInt(drop);
-  if (kept << BigInt(drop) !== magnitude) kept |= 1n;
-  return Math.sign(Number(total)) * Number(kept) * 2 ** (drop - 1074);
-}
-
 test('roll-ups give the same bits whatever the threads and row order, and their sums are exact', async () => {
   const inOrder = await writeParquet(path.join(dir, 'in-order.parquet'), `${ROWS} ORDER BY day, sku`);
   // Small row groups, so that several threads scan the file.
@@ -101,7 +82,7 @@ test('roll-ups give the same bits whatever the threads and row order, and their 
       const units = children.map((c) => c.targets[0][k]);
       const sum = exactSum(units);
       // Only the conversion of the exact total back to a double rounds, to within a unit in the last place.
-      expect(Math.abs(s.targets[0][k] - sum)).toBeLessThanOrEqual(2 ** (Math.floor(Math.log2(sum)) - 52));
+      expect(Math.abs(s.targets[0][k] - sum)).toBeLessThanOrEqual(ulp(sum));
       expect(s.targets[1][k]).toBeCloseTo(exactSum(children.map((c) => c.targets[1][k])) / children.length, 9);
     }
   }
