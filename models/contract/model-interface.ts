@@ -151,9 +151,11 @@ export type Combination = 'mean' | 'median' | 'weighted';
 /**
  * Where an ensemble's quantiles come from: `conformal`, the combination's own errors in the
  * validation windows; `members`, the members' own quantiles, each taken as an offset from its
- * mean and combined with the members' weights around the combined mean.
+ * mean and combined with the members' weights around the combined mean; `pooled`, each series'
+ * last-window errors, scaled and pooled across the request's series of one season and horizon
+ * (models/families/ensemble/pooled-calibration.ts).
  */
-export type EnsembleIntervals = 'conformal' | 'members';
+export type EnsembleIntervals = 'conformal' | 'members' | 'pooled';
 
 export interface EnsembleSettings {
   /** Member model names (local statistical models and svc-global); absent: by each series' profile (models/families/ensemble/ensemble.ts). */

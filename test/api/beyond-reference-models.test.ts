@@ -61,6 +61,36 @@ describe('POST /forecast?model=ensemble', () => {
     expect(prediction(conformal)['0.9']).not.toEqual(prediction(byDefault)['0.9']);
   }, 60_000);
 
+  test("many short series of different periods: the default pools their last-window errors; of one period, the members' quantiles", async () => {
+    // 32 yearly series of 20 years with different trends and noise; `shift` moves each one's end.
+    const yearly = (shift: (i: number) => number, config?: Record<string, unknown>) => ({
+      series: Array.from({ length: 32 }, (_, i) => {
+        const end = 2020 - shift(i);
+        return {
+          index: Array.from({ length: 20 }, (_, t) => `${end - 19 + t}-01-01`),
+          target: Array.from({ length: 20 }, (_, t) => 100 + (1 + (i % 5)) * t + ((t * 7919 + i * 104729) % 13)),
+        };
+      }),
+      horizon: 4,
+      freq: 'Y',
+      quantiles: [0.1, 0.9],
+      ...(config && { model_config: { model: 'ensemble', config } }),
+    });
+    const answers = async (body: unknown) => {
+      const res = await post(body);
+      expect(res.statusCode, res.body).toBe(200);
+      return res.json().series.map((s: { prediction: Record<string, number[]> }[]) => s[0].prediction);
+    };
+    const spread = (i: number) => i % 8;
+    const pooled = await answers(yearly(spread));
+    const members = await answers(yearly(spread, { intervals: 'members' }));
+    expect(pooled.map((p: Record<string, number[]>) => p.mean)).toEqual(members.map((p: Record<string, number[]>) => p.mean));
+    expect(pooled[0]['0.9']).not.toEqual(members[0]['0.9']);
+    expect(pooled).toEqual(await answers(yearly(spread, { intervals: 'pooled' })));
+    const onePeriod = await answers(yearly(() => 0));
+    expect(onePeriod).toEqual(await answers(yearly(() => 0, { intervals: 'members' })));
+  }, 60_000);
+
   test('model_config chooses members, combination and windows; the answers differ accordingly', async () => {
     const config = (c: Record<string, unknown>) =>
       hourly({ model_config: { model: 'ensemble', config: { members: ['naive', 'seasonal-naive', 'theta'], ...c } } });

@@ -7,13 +7,17 @@
  * (its mean follows the largest series); scaled CRPS divides each series' by MASE's scale.
  *
  *   npm run bench -- ensemble [--dataset hourly|weekly|all|weekly-yearly|...] [--members aets,theta,svc-global]
- *                             [--windows 5] [--every K] [--limit N]
+ *                             [--windows 5] [--every K] [--limit N] [--default-only]
+ *                             [--no-statsforecast] [--peer-cache DIR]
  *
  * Besides M4 Hourly and Weekly, the short yearly, quarterly, monthly and daily sets of
- * accuracy/short-sets.ts: where the ensemble's short-series profile was chosen.
+ * accuracy/short-sets.ts: where the ensemble's short-series profile was chosen. statsforecast's
+ * AutoETS, AutoTheta, AutoCES and AutoARIMA run on the same series in the same run, and the
+ * default's CPU time is set against the first three's together (issue 40's cost target).
  */
 import { loadM4, M4_NAMES, type M4Name, type M4Series } from '../../datasets/m4.ts';
 import {
+  combineGroup,
   combineTask,
   createEnsemble,
   DEFAULT_WINDOWS,
@@ -27,18 +31,35 @@ import {
 import { COMBINATIONS, ENSEMBLE_INTERVALS } from '../../models/families/ensemble/combine.ts';
 import { ENSEMBLE_MEMBERS, loadMember } from '../../models/contract/model-registry.ts';
 import type { ForecastOutput, ForecastTask } from '../../models/contract/model-interface.ts';
+import type { MemberRun } from '../../models/families/ensemble/members.ts';
 import { fmt, fmtCrps, table } from './accuracy/report.ts';
 import { globalTasks } from './accuracy/runs.ts';
 import { invalidOutput, QUANTILE_GRID, score, summarize, type Summary } from './accuracy/scoring.ts';
 import { loadShortSet, SHORT_SETS, shortSetTimes, type ShortSet } from './accuracy/short-sets.ts';
 import { benchOptions } from './options.ts';
+import { STATSFORECAST_PEER, runPeerReference } from './peer-reference.ts';
+import { summarizePeer } from './accuracy/runs.ts';
+import type { SeriesScore } from './accuracy/scoring.ts';
 
 const USAGE = `usage: npm run bench -- ensemble [options]
   --dataset NAME                hourly, weekly or all (M4; default all), or a short set: ${SHORT_SETS.join(', ')}
   --members LIST                comma-separated, from ${ENSEMBLE_MEMBERS.join(', ')} (default ${LONG_SERIES_PROFILE.members.join(',')}: M4's series are long)
   --windows N                   rolling-origin windows (default ${DEFAULT_WINDOWS})
   --every K                     every K-th series (1st, (K+1)th, ...)
-  --limit N                     first N series (after --every)`;
+  --limit N                     first N series (after --every)
+  --no-statsforecast            skip statsforecast's AutoETS, AutoARIMA, AutoTheta and AutoCES on the same series
+  --default-only                only the default as the service runs it (and the peers), not each member and combination
+  --peer-cache DIR              keep statsforecast's forecasts in DIR and reuse them when the same series are run again`;
+
+/** statsforecast's models fitted beside ours; the cost target sums the first three (issue 40). */
+const PEER_METHODS = ['AutoETS', 'AutoTheta', 'AutoCES', 'AutoARIMA'] as const;
+const COST_PEERS = ['AutoETS', 'AutoTheta', 'AutoCES'];
+
+interface PeerSettings {
+  readonly command: string;
+  readonly version: string;
+  readonly cacheDir?: string;
+}
 
 function scoreAll(label: string, series: readonly M4Series[], outputs: readonly ForecastOutput[], cpuMs: number): Summary {
   const errors: string[] = [];
@@ -51,25 +72,54 @@ function scoreAll(label: string, series: readonly M4Series[], outputs: readonly 
   return summarize(label, scores, perSeries, perSeries, errors);
 }
 
+/** A member run's entries of the given tasks, in that order. */
+function pick(run: MemberRun, indices: readonly number[]): MemberRun {
+  return { ...run, full: indices.map((i) => run.full[i]), windows: indices.map((i) => run.windows[i]) };
+}
+
 /** One member alone, from the same runs: its mean, conformal quantiles from its own windows. */
 function singleRuns(runs: EnsembleRuns, k: number): EnsembleRuns {
-  return { cuts: runs.cuts, runs: [runs.runs[k]] };
+  return { cuts: runs.cuts, runs: [runs.runs[k]], ran: runs.ran };
 }
+
+/**
+ * The default as the service runs it, timed: short series fit only the windows their profile
+ * reads (models/families/ensemble/ensemble.ts, windowsToRun), and svc-global is trained per
+ * profile's group of series.
+ */
+async function serviceDefault(series: readonly M4Series[], tasks: readonly ForecastTask[], windows: number): Promise<Summary> {
+  const service = createEnsemble((m) => loadMember(m, { modelsDir: '', onnxThreads: 1 }));
+  const c0 = process.cpuUsage();
+  const served = await service.forecastBatch(tasks, [], { options: { windows } });
+  const dc = process.cpuUsage(c0);
+  return scoreAll(SERVICE_LABEL, series, served, (dc.user + dc.system) / 1000);
+}
+const SERVICE_LABEL = 'default, as the service runs it';
 
 type SetName = M4Name | ShortSet;
 const isM4 = (name: SetName): name is M4Name => (M4_NAMES as readonly string[]).includes(name);
 
-async function runSet(name: SetName, members: string[], windows: number, every: number, limit: number | undefined): Promise<string> {
+async function runSet(
+  name: SetName,
+  members: string[],
+  windows: number,
+  every: number,
+  limit: number | undefined,
+  peer: PeerSettings | null,
+  defaultOnly: boolean,
+): Promise<string> {
   let series = (await (isM4(name) ? loadM4(name) : loadShortSet(name))).filter((_, i) => i % every === 0);
   if (limit !== undefined) series = series.slice(0, limit);
   const tasks: ForecastTask[] = globalTasks(series, {
     seasonLength: (s) => s.seasonLength,
     seasonLengths: (s) => (s.seasonLength === 24 ? [24, 168] : [s.seasonLength]),
-  }).map((t) => (isM4(name) ? t : { ...t, times: shortSetTimes(name, t.history.length, t.history.length + t.horizon) }));
+  }).map((t, i) => (isM4(name) ? t : { ...t, times: shortSetTimes(name, t.history.length, t.history.length + t.horizon, i) }));
   const settings = { modelsDir: '', onnxThreads: 1 };
+  const rows: Summary[] = [];
   const memberCpuMs: number[] = [];
+  if (defaultOnly) members = [];
   const loaded = await Promise.all(members.map(async (m) => ({ name: m, model: await loadMember(m, settings) })));
-  const all: EnsembleRuns = { cuts: [], runs: [] };
+  const all: EnsembleRuns = { cuts: [], runs: [], ran: 'all' };
   for (const member of loaded) {
     process.stderr.write(`[${name}] ${member.name}: ${series.length} series x (1 + ${windows} windows)...\n`);
     const c0 = process.cpuUsage();
@@ -79,7 +129,6 @@ async function runSet(name: SetName, members: string[], windows: number, every: 
     all.cuts.splice(0, all.cuts.length, ...cuts);
     all.runs.push(...runs);
   }
-  const rows: Summary[] = [];
   loaded.forEach((m, k) => {
     const single = singleRuns(all, k);
     rows.push(
@@ -92,20 +141,22 @@ async function runSet(name: SetName, members: string[], windows: number, every: 
     );
   });
   const totalCpu = memberCpuMs.reduce((a, b) => a + b, 0);
-  for (const combination of COMBINATIONS)
-    rows.push(
-      scoreAll(
-        `ensemble ${combination}`,
-        series,
-        tasks.map((t, i) => combineTask(t, i, all, { combination, intervals: 'conformal' }, members)),
-        totalCpu,
-      ),
-    );
+  if (defaultOnly) rows.push(await serviceDefault(series, tasks, windows));
+  else
+    for (const combination of COMBINATIONS)
+      rows.push(
+        scoreAll(
+          `ensemble ${combination}`,
+          series,
+          tasks.map((t, i) => combineTask(t, i, all, { combination, intervals: 'conformal' }, members)),
+          totalCpu,
+        ),
+      );
   // The service's own choices, where the members ran include them: each profile on every series,
   // and the default (each series its profile). The global member was trained once on the whole
   // set here, where the service trains it per profile's group of series.
   const profileRuns = (p: EnsembleProfile): EnsembleRuns | null =>
-    p.members.every((m) => members.includes(m)) ? { cuts: all.cuts, runs: p.members.map((m) => all.runs[members.indexOf(m)]) } : null;
+    p.members.every((m) => members.includes(m)) ? { cuts: all.cuts, runs: p.members.map((m) => all.runs[members.indexOf(m)]), ran: 'all' } : null;
   const profiles = [
     ['short-series profile', SHORT_SERIES_PROFILE],
     ['long-series profile', LONG_SERIES_PROFILE],
@@ -122,29 +173,54 @@ async function runSet(name: SetName, members: string[], windows: number, every: 
         scoreAll(
           `${label} (${profile.combination}, ${intervals} quantiles)`,
           series,
-          tasks.map((t, i) => combineTask(t, i, runs, { ...profile, intervals }, profile.members)),
+          combineGroup(tasks, runs, { ...profile, intervals }, profile.members),
           cpuOf(profile),
         ),
       );
   }
-  if ([...runsOf.values()].every((runs) => runs !== null)) {
-    const outputs = tasks.map((t, i) => {
-      const profile = defaultProfile(t);
-      return combineTask(t, i, runsOf.get(profile)!, profile, profile.members);
-    });
+  if (!defaultOnly && [...runsOf.values()].every((runs) => runs !== null)) {
+    const outputs: ForecastOutput[] = new Array(tasks.length);
+    for (const profile of runsOf.keys()) {
+      const indices = tasks.map((t, i) => (defaultProfile(t) === profile ? i : -1)).filter((i) => i >= 0);
+      const runs = runsOf.get(profile)!;
+      const picked: EnsembleRuns = { ...runs, cuts: indices.map((i) => runs.cuts[i]), runs: runs.runs.map((r) => pick(r, indices)) };
+      combineGroup(
+        indices.map((i) => tasks[i]),
+        picked,
+        profile,
+        profile.members,
+      ).forEach((o, j) => (outputs[indices[j]] = o));
+    }
     const shortCount = tasks.filter((t) => defaultProfile(t) === SHORT_SERIES_PROFILE).length;
     rows.push(scoreAll(`default: each series its profile (${shortCount} short)`, series, outputs, NaN));
-    // The same default as the service runs it, timed: short series fit only their earliest window
-    // (models/families/ensemble/ensemble.ts, seatsOnly), and svc-global is trained per profile's group of series.
-    const service = createEnsemble((m) => loadMember(m, settings));
-    const c0 = process.cpuUsage();
-    const served = await service.forecastBatch(tasks, [], { options: { windows } });
-    const dc = process.cpuUsage(c0);
-    rows.push(scoreAll('default, as the service runs it', series, served, (dc.user + dc.system) / 1000));
+    rows.push(await serviceDefault(series, tasks, windows));
   }
-  const best = Math.min(...rows.slice(0, loaded.length).map((r) => r.mase));
+  const notes: string[] = [];
+  if (peer) {
+    process.stderr.write(`[${name}] statsforecast ${PEER_METHODS.join(', ')} on ${series.length} series in one process...\n`);
+    const { results, cached } = await runPeerReference(STATSFORECAST_PEER, series, QUANTILE_GRID, {
+      label: `statsforecast ${name}`,
+      cacheDir: peer.cacheDir,
+      command: peer.command,
+      version: peer.version,
+      methods: PEER_METHODS,
+    });
+    const fallback = new Map<string, SeriesScore>();
+    const peerRows = PEER_METHODS.map((m) => summarizePeer(STATSFORECAST_PEER, m, results, series, fallback));
+    rows.push(...peerRows);
+    const served = rows.find((r) => r.label === SERVICE_LABEL);
+    const theta = peerRows[PEER_METHODS.indexOf('AutoTheta')];
+    const costPeers = peerRows.filter((_, k) => COST_PEERS.includes(PEER_METHODS[k]));
+    const peerCpu = costPeers.reduce((sum, r) => sum + r.cpuMsMean, 0);
+    notes.push(`${peer.version}${cached ? ' (forecasts reused from --peer-cache)' : ''}`);
+    if (served) {
+      notes.push(`default MASE / statsforecast AutoTheta's: ${fmt(served.mase / theta.mase, 3)}`);
+      notes.push(`default CPU / (AutoETS + AutoTheta + AutoCES) CPU: ${fmt(served.cpuMsMean / peerCpu, 2)}${cached ? ' (peer CPU from the cached run)' : ''}`);
+    }
+  }
+  const best = Math.min(...rows.slice(0, Math.max(1, loaded.length)).map((r) => r.mase));
   return [
-    `## ${isM4(name) ? `M4 ${name}` : name}, ${series.length} series (every ${every}), members ${members.join(', ')}, ${windows} windows`,
+    `## ${isM4(name) ? `M4 ${name}` : name}, ${series.length} series (every ${every}), members ${defaultOnly ? '(the default only)' : members.join(', ')}, ${windows} windows`,
     table(
       ['model', 'sMAPE %', 'MASE', 'vs best member', 'CRPS', 'scaled CRPS', 'cover 80%', "CPU ms/series (its members' fits)"],
       rows.map((r) => [
@@ -158,6 +234,7 @@ async function runSet(name: SetName, members: string[], windows: number, every: 
         fmt(r.cpuMsMean, 1),
       ]),
     ),
+    ...notes.map((n) => `- ${n}`),
   ].join('\n');
 }
 
@@ -170,6 +247,9 @@ export async function run(argv: string[]): Promise<void> {
       windows: { type: 'string', default: String(DEFAULT_WINDOWS) },
       every: { type: 'string', default: '1' },
       limit: { type: 'string' },
+      'no-statsforecast': { type: 'boolean', default: false },
+      'peer-cache': { type: 'string' },
+      'default-only': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
     USAGE,
@@ -193,5 +273,11 @@ export async function run(argv: string[]): Promise<void> {
   if (!(Number.isInteger(every) && every >= 1) || (limit !== undefined && !(Number.isInteger(limit) && limit >= 1)))
     return fail('--every and --limit need positive integers');
   console.log(`# Ensemble combinations, ${new Date().toISOString()}; quantile grid of ${QUANTILE_GRID.length} levels, conformal (unbiased rule)`);
-  for (const name of datasets) console.log(`\n${await runSet(name, members, windows, every, limit)}`);
+  let peer: PeerSettings | null = null;
+  if (!values['no-statsforecast']) {
+    const located = STATSFORECAST_PEER.locate();
+    if ('unavailable' in located) console.log(`statsforecast not run: ${located.unavailable}`);
+    else peer = { ...located, cacheDir: values['peer-cache'] };
+  }
+  for (const name of datasets) console.log(`\n${await runSet(name, members, windows, every, limit, peer, values['default-only'])}`);
 }

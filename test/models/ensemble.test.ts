@@ -115,7 +115,7 @@ describe('ensemble model', () => {
     ];
     const members = await Promise.all(['naive', 'seasonal-naive'].map(async (name) => ({ name, model: await loadMember(name, settings) })));
     const combining = { combination: 'mean', intervals: 'members' } as const;
-    const earliest = await runMembers(members, tasks, [], 5, true);
+    const earliest = await runMembers(members, tasks, [], 5, 'earliest');
     const all = await runMembers(members, tasks, [], 5);
     expect(earliest.runs[1].windows.map((w) => w.length)).toEqual([1, 1]);
     expect(all.runs[1].windows.map((w) => w.length)).toEqual([5, 5]);
@@ -163,7 +163,7 @@ describe('ensemble model', () => {
     expect(defaultProfile(task(trend(150), 8, 12))).toBe(SHORT_SERIES_PROFILE);
     expect(defaultProfile(task(trend(151), 8, 12))).toBe(LONG_SERIES_PROFILE);
     expect(defaultProfile(task(trend(60), 8, 24))).toBe(LONG_SERIES_PROFILE);
-    expect(SHORT_SERIES_PROFILE).toEqual({ members: ['aets', 'aarima', 'theta', 'ces', 'mstl', 'svc-global'], combination: 'mean', intervals: 'members' });
+    expect(SHORT_SERIES_PROFILE).toEqual({ members: ['aets', 'aarima', 'theta', 'ces', 'mstl', 'svc-global'], combination: 'mean', intervals: 'pooled' });
     expect(LONG_SERIES_PROFILE).toEqual({
       members: ['aets', 'theta', 'mstl', 'svc-global', 'seasonal-naive'],
       combination: 'weighted',

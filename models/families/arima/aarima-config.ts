@@ -8,7 +8,8 @@ import type { ForecastTask } from '../../contract/model-interface.ts';
  * maximum-likelihood fit (R's approximation = FALSE; statsforecast's AutoARIMA does so).
  */
 export interface AarimaOptions {
-  readonly approximation: 'auto' | 'off';
+  /** `on`: compare candidates by their CSS fit whatever the length (the ensemble's short profile; not a request option). */
+  readonly approximation: 'auto' | 'off' | 'on';
 }
 
 /** aarima: its season, its quantiles, and whether the search may compare candidates approximately. */

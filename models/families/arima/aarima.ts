@@ -47,7 +47,8 @@ export function autoArimaForecast(task: ForecastTask): ForecastOutput {
   let model;
   try {
     // undefined: R's rule (by length and period); statsforecast's AutoARIMA passes False.
-    const approximation = aarimaOptions(task).approximation === 'off' ? false : undefined;
+    const setting = aarimaOptions(task).approximation;
+    const approximation = setting === 'off' ? false : setting === 'on' ? true : undefined;
     model = autoArima(y, { m: task.seasonLength, xreg: xreg?.fit ?? null, approximation });
   } catch (err) {
     // R stops on these too ("Not enough data to proceed", "No suitable ARIMA model found",

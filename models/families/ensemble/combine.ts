@@ -14,8 +14,8 @@ import type { Combination, EnsembleIntervals } from '../../contract/model-interf
  */
 export const COMBINATIONS: readonly Combination[] = ['mean', 'median', 'weighted'];
 
-/** Where the quantiles come from: the combination's window errors, or the members' own quantiles (memberQuantiles). */
-export const ENSEMBLE_INTERVALS: readonly EnsembleIntervals[] = ['conformal', 'members'];
+/** Where the quantiles come from: the combination's window errors, the members' own quantiles (memberQuantiles), or errors pooled across series (pooled-calibration.ts). */
+export const ENSEMBLE_INTERVALS: readonly EnsembleIntervals[] = ['conformal', 'members', 'pooled'];
 
 /** Each member's mean squared error over the windows' steps (windows[member][window][step] against actual[window][step]). */
 export function windowErrors(windows: readonly (readonly Float64Array[])[], actual: readonly Float64Array[]): number[] {

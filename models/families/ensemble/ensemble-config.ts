@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { modelConfig, SeasonLength } from '../../contract/model-config.ts';
 import type { EnsembleSettings } from '../../contract/model-interface.ts';
 import { COMBINATIONS, ENSEMBLE_INTERVALS } from './combine.ts';
+import { MIN_POOLED_SERIES } from './pooled-calibration.ts';
 import { DEFAULT_WINDOWS, LONG_SERIES_PROFILE, SHORT_SERIES_MAX_LENGTH, SHORT_SERIES_MAX_SEASON, SHORT_SERIES_PROFILE } from './ensemble.ts';
 
 /** Models an ensemble may combine: those that need no exported weights. */
@@ -32,7 +33,7 @@ export const ensembleConfig = modelConfig(
       .enum(ENSEMBLE_INTERVALS)
       .optional()
       .meta({
-        description: `Where the quantiles come from. \`conformal\`: the combined forecast's errors in the validation windows. \`members\`: each member's own quantiles as offsets from its mean, combined with the members' weights around the combined mean. Left out: \`${SHORT_SERIES_PROFILE.intervals}\` for ${shortSeries} (their windows train on a fraction of a short history), \`${LONG_SERIES_PROFILE.intervals}\` for the others.`,
+        description: `Where the quantiles come from. \`conformal\`: the combined forecast's errors in the validation windows. \`members\`: each member's own quantiles as offsets from its mean, combined with the members' weights around the combined mean. \`pooled\`: each series' last-window error, divided by its naive scale, pooled per step across the request's series of the same season and horizon, times the series' own scale; with fewer than ${MIN_POOLED_SERIES} such series, or when most of them end their last window on the same date (one period's errors, not many), the members' own. Left out: \`${SHORT_SERIES_PROFILE.intervals}\` for ${shortSeries} (their own windows hold too few errors), \`${LONG_SERIES_PROFILE.intervals}\` for the others.`,
       }),
     conformal_windows: z.int().min(2).max(100).default(DEFAULT_WINDOWS).meta({
       description:

@@ -1,5 +1,6 @@
 import { conformalQuantiles } from '../../numerics/conformal.ts';
 import { combine, memberQuantiles, memberWeights, windowErrors } from './combine.ts';
+import { mayPool, pooledQuantiles, pooledScores, type LastWindow } from './pooled-calibration.ts';
 import { runMember, windowCuts, type Member, type MemberModel, type MemberRun } from './members.ts';
 import {
   ModelInputError,
@@ -14,22 +15,20 @@ import {
 } from '../../contract/model-interface.ts';
 
 /**
- * `ensemble`: a combination of statistical models and `svc-global`, weighed and calibrated on each
- * series' own history. Every member forecasts the whole history and `windows` rolling-origin
- * windows inside it (models/families/ensemble/members.ts; only the earliest where no window's forecast is
- * read, seatsOnly); the members' window errors give the weights (models/families/ensemble/combine.ts).
- * Quantiles come from one of two places, by the series' profile unless the request names one:
- * the combined forecast's window errors (conformal quantiles, models/numerics/conformal.ts: the spread is
- * what the combination's own errors were, which partly cancel across members), or the members'
- * own quantiles around the combined mean. On long histories the windows hold hundreds of points
- * and conformal quantiles cover as they should; on short ones the windows train on a fraction of
- * an already short history, their errors run larger than the last forecast's (or smaller, where
- * the level grows), and the members' own quantiles score better (BENCHMARKS.md, "ensemble on
- * short series").
+ * `ensemble`: a combination of statistical models and `svc-global`, weighed and calibrated on the
+ * request's own histories. Every member forecasts the whole history and the rolling-origin windows
+ * inside it that the combination reads (models/families/ensemble/members.ts, windowsToRun); the
+ * members' window errors give the weights (models/families/ensemble/combine.ts). Quantiles come
+ * from one of three places, by the series' profile unless the request names one: the combined
+ * forecast's window errors (conformal quantiles, models/numerics/conformal.ts: on long histories
+ * the windows hold hundreds of points); the members' own quantiles around the combined mean; or
+ * the last-window errors of many series pooled (pooled-calibration.ts: a short history's own
+ * windows hold too few errors, and the early ones train on a fraction of it). Figures:
+ * BENCHMARKS.md, "ensemble on short series".
  *
  * A member that refuses a task (too short a history) sits that series out; a history too short
  * for two windows gets the members' equal-weight mean and the mean of their quantiles at each
- * level (uncalibrated: there is nothing left to calibrate on).
+ * level (nothing of its own to calibrate on).
  */
 
 /** The members, combination and quantiles a series gets when the request names none. */
@@ -62,15 +61,15 @@ export const LONG_SERIES_PROFILE: EnsembleProfile = {
  * trend: on daily data it models the week) and svc-global, with equal weights. Windows inside a
  * history of a few dozen points train on a fraction of it, so weights learned there are noise
  * more than signal (the forecast combination puzzle), and the equal mean of these six forecast
- * short series better than the long profile. aarima is cheap enough here: it is where R's
- * auto.arima itself searches without approximation. Quantiles: the members' own, averaged around
- * the mean, which scored better than conformal ones from the same windows
- * (docs/decisions/004-ensemble-profile-per-series.md, 005-ensemble-windows-and-quantiles.md).
+ * short series better than the long profile. Quantiles: pooled across the request's series where
+ * there are many of different periods, else the members' own, averaged around the mean
+ * (docs/decisions/004-ensemble-profile-per-series.md, 005-ensemble-windows-and-quantiles.md,
+ * 058-pooled-calibration-of-short-series.md).
  */
 export const SHORT_SERIES_PROFILE: EnsembleProfile = {
   members: ['aets', 'aarima', 'theta', 'ces', 'mstl', 'svc-global'],
   combination: 'mean',
-  intervals: 'members',
+  intervals: 'pooled',
 };
 
 /** Rolling-origin windows per history when the request names no number. */
@@ -92,67 +91,128 @@ export interface EnsembleRuns {
   /** Every task's window cuts, oldest first. */
   readonly cuts: number[][];
   readonly runs: MemberRun[];
-  /** Only each task's earliest window was run (`seatsOnly`): its runs seat the members and hold no other window. */
-  readonly earliestOnly?: boolean;
+  /** Which of those windows were run (windowsToRun); `runs[k].windows[i]` holds them in that order. */
+  readonly ran: WindowsRun;
 }
 
 /**
- * Whether a combination reads the members' window forecasts: for the weights, or for conformal
- * scores. The equal mean or median with the members' own quantiles reads only which members could
- * forecast the windows, and a member that can forecast the earliest (shortest) window can
- * forecast the later ones: on the short sets of BENCHMARKS.md seating members by the earliest
- * window and by all of them agreed on every series. Such a combination runs one window per task
- * instead of all.
+ * Which windows a combination reads. Weights and conformal quantiles read every window. The
+ * equal mean or median reads only which members could forecast the windows, and a member that can
+ * forecast the earliest (shortest) window can forecast the later ones: on the short sets of
+ * BENCHMARKS.md seating members by the earliest window and by all of them agreed on every series.
+ * Pooled quantiles add the last window, whose errors they pool across series. Where a task has
+ * fewer than two windows none is run: none would be read.
  */
-export function seatsOnly({ combination, intervals }: Combining): boolean {
-  return combination !== 'weighted' && intervals === 'members';
+export type WindowsRun = 'all' | 'earliest' | 'earliest-and-last';
+
+export function windowsToRun({ combination, intervals }: Combining): WindowsRun {
+  if (combination === 'weighted' || intervals === 'conformal') return 'all';
+  return intervals === 'pooled' ? 'earliest-and-last' : 'earliest';
 }
 
-/**
- * The ensemble's `aets` estimates as R's `ets()`: the ensemble is as accurate with it as with
- * statsforecast's estimation, and much cheaper on weekly data, where R's drops the 52-week season
- * that `mstl` covers anyway (docs/decisions/008-aets-estimates-as-statsforecast.md).
- */
-const asREts = (task: ForecastTask): ForecastTask => ({ ...task, options: { estimation: 'r' } });
+const covers = (ran: WindowsRun, needed: WindowsRun) => ran === 'all' || ran === needed || (ran === 'earliest-and-last' && needed === 'earliest');
 
 /**
- * Every member's forecasts of every task and window: the part that costs, apart from the
- * combination. With `earliestOnly` (see seatsOnly), each task's earliest window only, where it
- * has two or more (with fewer none is read).
+ * Members' own options inside the ensemble. `aets` estimates as R's `ets()`: the ensemble is as
+ * accurate with it as with statsforecast's estimation, and much cheaper on weekly data, where R's
+ * drops the 52-week season that `mstl` covers anyway (docs/decisions/008-aets-estimates-as-statsforecast.md).
+ * `aarima` compares its candidates by their CSS fit on short series too, as R does on long ones:
+ * the short profile's costliest member, and as accurate that way within the ensemble
+ * (docs/decisions/059-ensemble-arima-search-on-short-series.md).
  */
+const MEMBER_OPTIONS: Readonly<Record<string, object>> = { aets: { estimation: 'r' }, aarima: { approximation: 'on' } };
+
+const withMemberOptions = (name: string, tasks: readonly ForecastTask[]): readonly ForecastTask[] => {
+  const options = MEMBER_OPTIONS[name];
+  return options ? tasks.map((task) => ({ ...task, options })) : tasks;
+};
+
+/** The cuts of task windows to run; the last only where the task's pool may calibrate (poolable). */
+function cutsToRun(cuts: number[], ran: WindowsRun, poolable: boolean): number[] {
+  if (ran === 'all') return cuts;
+  if (cuts.length < 2) return [];
+  return ran === 'earliest' || !poolable ? cuts.slice(0, 1) : [cuts[0], cuts[cuts.length - 1]];
+}
+
+/** Every member's forecasts of every task and the windows `ran` names: the part that costs, apart from the combination. */
 export async function runMembers(
   members: readonly Member[],
   tasks: readonly ForecastTask[],
   context: readonly ContextSeries[],
   windows: number,
-  earliestOnly = false,
+  ran: WindowsRun = 'all',
 ): Promise<EnsembleRuns> {
   const cuts = tasks.map((t) => windowCuts(t.history.length, t.horizon, windows));
-  const run = earliestOnly ? cuts.map((c) => (c.length >= 2 ? c.slice(0, 1) : [])) : cuts;
+  // The last window costs about a whole fit: run it only where a pool can use it.
+  const poolable = ran === 'earliest-and-last' ? mayPool(tasks, (i) => (cuts[i].length >= 2 ? cuts[i][cuts[i].length - 1] : null)) : [];
+  const run = cuts.map((c, i) => cutsToRun(c, ran, poolable[i] ?? false));
   const runs: MemberRun[] = [];
-  for (const member of members) runs.push(await runMember(member, member.name === 'aets' ? tasks.map(asREts) : tasks, run, context));
-  return { cuts, runs, earliestOnly };
+  for (const member of members) runs.push(await runMember(member, withMemberOptions(member.name, tasks), run, context));
+  return { cuts, runs, ran };
 }
 
-/** The ensemble's forecast of task `i` from its members' runs. */
+/** The members that forecast task i (`able`), and those of them that forecast every window run (`validated`: they are combined). */
+function seating({ runs }: EnsembleRuns, i: number): { able: number[]; validated: number[] } {
+  const able = runs.map((_, k) => k).filter((k) => runs[k].full[i] !== null);
+  return { able, validated: able.filter((k) => runs[k].windows[i].every((w) => w !== null)) };
+}
+
+/** The validated members' weights for task i: from their window errors when weighted, else equal. */
+function combinedWeights(task: ForecastTask, i: number, { cuts, runs }: EnsembleRuns, combination: Combination, validated: number[]): number[] {
+  if (combination !== 'weighted') return validated.map(() => 1 / validated.length);
+  const actual = cuts[i].map((cut) => task.history.subarray(cut, cut + task.horizon));
+  return memberWeights(
+    combination,
+    windowErrors(
+      validated.map((k) => runs[k].windows[i] as Float64Array[]),
+      actual,
+    ),
+  );
+}
+
+/**
+ * Task i's last window combined as its whole history is, for pooled quantiles; null where the
+ * task has fewer than two windows or no member forecast them all.
+ */
+export function lastWindow(task: ForecastTask, i: number, runs: EnsembleRuns, { combination }: Combining): LastWindow | null {
+  const cuts = runs.cuts[i];
+  const { validated } = seating(runs, i);
+  const lastRun = runs.ran === 'all' || (runs.ran === 'earliest-and-last' && runs.runs[0].windows[i].length === 2);
+  if (cuts.length < 2 || validated.length === 0 || !lastRun) return null;
+  const weights = combinedWeights(task, i, runs, combination, validated);
+  const last = (k: number) => runs.runs[k].windows[i][runs.runs[k].windows[i].length - 1]!;
+  return { cut: cuts[cuts.length - 1], mean: combine(combination, validated.map(last), weights) };
+}
+
+/**
+ * The ensemble's forecast of task `i` from its members' runs. `pool` gives the pooled scores of
+ * the task's pool (pooledScores), for pooled quantiles; without one, or where its pool is too
+ * small, they fall back to the members' own.
+ */
 export function combineTask(
   task: ForecastTask,
   i: number,
-  { cuts, runs, earliestOnly }: EnsembleRuns,
+  runs: EnsembleRuns,
   combining: Combining,
   names: readonly string[],
+  pool?: (i: number) => Float64Array[] | null,
 ): ForecastOutput {
+  const { cuts, ran } = runs;
   const { combination, intervals } = combining;
-  if (earliestOnly && !seatsOnly(combining)) throw new Error(`a ${combination} combination with ${intervals} quantiles needs every window run`);
-  const able = runs.map((_, k) => k).filter((k) => runs[k].full[i] !== null);
+  const needed = windowsToRun(combining);
+  if (!covers(ran, needed))
+    throw new Error(
+      `a ${combination} combination with ${intervals} quantiles needs ${needed === 'all' ? 'every window' : 'its earliest and last windows'} run`,
+    );
+  const { able, validated } = seating(runs, i);
   if (able.length === 0) {
-    const reasons = names.map((name, k) => `${name}: ${runs[k].refusal ?? 'no forecast'}`).join('; ');
+    const reasons = names.map((name, k) => `${name}: ${runs.runs[k].refusal ?? 'no forecast'}`).join('; ');
     throw new ModelInputError(`no ensemble member could forecast series ${task.seriesIndex ?? i} (${reasons})`);
   }
-  const validated = able.filter((k) => runs[k].windows[i].every((w) => w !== null));
   const windowCount = cuts[i].length;
+  const full = (k: number) => runs.runs[k].full[i]!;
   if (validated.length === 0 || windowCount < 2) {
-    const outputs = able.map((k) => runs[k].full[i]!);
+    const outputs = able.map(full);
     const equal = outputs.map(() => 1 / outputs.length);
     return {
       mean: combine(
@@ -169,34 +229,34 @@ export function combineTask(
       ),
     };
   }
-  const { history, horizon } = task;
-  const actual = cuts[i].map((cut) => history.subarray(cut, cut + horizon));
-  const byMember = validated.map((k) => runs[k].windows[i] as Float64Array[]);
-  const weights = combination === 'weighted' ? memberWeights(combination, windowErrors(byMember, actual)) : validated.map(() => 1 / validated.length);
+  const weights = combinedWeights(task, i, runs, combination, validated);
   const mean = combine(
     combination,
-    validated.map((k) => runs[k].full[i]!.mean),
+    validated.map((k) => full(k).mean),
     weights,
   );
-  if (intervals === 'members')
-    return {
-      mean,
-      quantiles: memberQuantiles(
-        mean,
-        validated.map((k) => runs[k].full[i]!),
-        weights,
-      ),
-    };
-  const scores = Array.from({ length: horizon }, () => new Float64Array(windowCount));
+  const scores = intervals === 'pooled' ? (pool?.(i) ?? null) : null;
+  if (scores !== null) return { mean, quantiles: pooledQuantiles(task, mean, scores) };
+  if (intervals !== 'conformal') return { mean, quantiles: memberQuantiles(mean, validated.map(full), weights) };
+  const { history, horizon } = task;
+  const actual = cuts[i].map((cut) => history.subarray(cut, cut + horizon));
+  const byMember = validated.map((k) => runs.runs[k].windows[i] as Float64Array[]);
+  const errors = Array.from({ length: horizon }, () => new Float64Array(windowCount));
   for (let w = 0; w < windowCount; w++) {
     const combined = combine(
       combination,
       byMember.map((m) => m[w]),
       weights,
     );
-    for (let j = 0; j < horizon; j++) scores[j][w] = Math.abs(combined[j] - actual[w][j]);
+    for (let j = 0; j < horizon; j++) errors[j][w] = Math.abs(combined[j] - actual[w][j]);
   }
-  return { mean, quantiles: conformalQuantiles(mean, scores, task.quantiles) };
+  return { mean, quantiles: conformalQuantiles(mean, errors, task.quantiles) };
+}
+
+/** Combines every task of a group run together: pooled quantiles pool over the group's tasks. */
+export function combineGroup(tasks: readonly ForecastTask[], runs: EnsembleRuns, combining: Combining, names: readonly string[]): ForecastOutput[] {
+  const pool = combining.intervals === 'pooled' ? pooledScores(tasks, (i) => lastWindow(tasks[i], i, runs, combining)) : undefined;
+  return tasks.map((task, i) => combineTask(task, i, runs, combining, names, pool));
 }
 
 export function createEnsemble(load: MemberLoader): GlobalModel {
@@ -222,8 +282,8 @@ export function createEnsemble(load: MemberLoader): GlobalModel {
       for (const { profile, indices } of groups.values()) {
         const members = await Promise.all(profile.members.map(async (name) => ({ name, model: await load(name) })));
         const groupTasks = indices.map((i) => tasks[i]);
-        const runs = await runMembers(members, groupTasks, context, settings.windows, seatsOnly(profile));
-        groupTasks.forEach((task, j) => (outputs[indices[j]] = combineTask(task, j, runs, profile, profile.members)));
+        const runs = await runMembers(members, groupTasks, context, settings.windows, windowsToRun(profile));
+        combineGroup(groupTasks, runs, profile, profile.members).forEach((output, j) => (outputs[indices[j]] = output));
       }
       return outputs;
     },

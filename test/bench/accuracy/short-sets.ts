@@ -14,14 +14,17 @@
  *   42 days; horizon 14, season 7.
  * - `r-monthly`, `r-quarterly`: R's monthly and quarterly example series and seeded SARIMA
  *   simulations (`datasets/r-seasonal.csv.gz`), the last 18 or 8 points held out.
+ * - `yearly-panels`: yearly series as published (national accounts, population, prices;
+ *   `datasets/yearly-panels.csv.gz`), 20 to 40 years each, the last 6 held out.
  *
  * A series whose training part would be shorter than 12 years, 16 quarters, 30 months or 14 days
  * is left out. The horizons are the M competitions' for those frequencies.
  */
 import { loadM4, type M4Series } from '../../../datasets/m4.ts';
 import { loadRSeasonal } from '../../../datasets/r-seasonal.ts';
+import { loadYearlyPanels } from '../../../datasets/yearly-panels.ts';
 
-export const SHORT_SETS = ['weekly-yearly', 'weekly-quarterly', 'weekly-monthly', 'hourly-daily', 'r-monthly', 'r-quarterly'] as const;
+export const SHORT_SETS = ['weekly-yearly', 'yearly-panels', 'weekly-quarterly', 'weekly-monthly', 'hourly-daily', 'r-monthly', 'r-quarterly'] as const;
 export type ShortSet = (typeof SHORT_SETS)[number];
 
 const DAY_MS = 86_400_000;
@@ -74,6 +77,10 @@ export async function loadShortSet(name: ShortSet): Promise<M4Series[]> {
       return (await loadM4('weekly')).map((s) => split(`${s.id}-M`, monthMeans(joined(s)), 12, 18, 144, 30)).filter(present);
     case 'hourly-daily':
       return (await loadM4('hourly')).map((s) => split(`${s.id}-D`, blockSums(joined(s), 24), 7, 14, 60, 14)).filter(present);
+    case 'yearly-panels':
+      return loadYearlyPanels()
+        .map((s) => split(s.id, s.y, 1, 6, s.y.length, 12))
+        .filter(present);
     case 'r-monthly':
     case 'r-quarterly': {
       const freq = name === 'r-monthly' ? 12 : 4;
@@ -88,6 +95,7 @@ export async function loadShortSet(name: ShortSet): Promise<M4Series[]> {
 /** Steps of each set's calendar: months for the yearly, quarterly and monthly sets, days for the daily one. */
 const STEP: Record<ShortSet, { months: number } | { days: number }> = {
   'weekly-yearly': { months: 12 },
+  'yearly-panels': { months: 12 },
   'weekly-quarterly': { months: 3 },
   'weekly-monthly': { months: 1 },
   'hourly-daily': { days: 1 },
@@ -96,14 +104,26 @@ const STEP: Record<ShortSet, { months: number } | { days: number }> = {
 };
 
 /**
- * A regular calendar index of `length` steps of the set's frequency, the history's last step on
- * 2020-01-01, so that a global model sees the calendar features a request of that frequency
- * carries (none for yearly steps, the month for monthly ones).
+ * Steps in a year of the sets built from M4 whose series are shifted back by whole years (see
+ * shortSetTimes). Not `hourly-daily`: its histories hold one window, so it never pools, and
+ * shifted days would give svc-global day-of-month features that mean nothing without dates.
  */
-export function shortSetTimes(name: ShortSet, historyLength: number, length: number): Float64Array {
+const STEPS_PER_YEAR: Partial<Record<ShortSet, number>> = { 'weekly-yearly': 1, 'weekly-quarterly': 4, 'weekly-monthly': 12 };
+
+/**
+ * A regular calendar index of `length` steps of the set's frequency, so that a global model sees
+ * the calendar features a request of that frequency carries (none for yearly steps, the month for
+ * monthly ones). The history's last step is on 2020-01-01, or, for the `index`-th series of a
+ * yearly, quarterly or monthly set built from M4, `index mod 12` years before it: M4's
+ * series come from different periods (its files keep no dates), so a request of them is not one
+ * period's panel, which the ensemble's pooled quantiles tell apart. Whole years keep every step's
+ * month. The other sets' series all end on 2020-01-01.
+ */
+export function shortSetTimes(name: ShortSet, historyLength: number, length: number, index = 0): Float64Array {
   const step = STEP[name];
+  const offset = (index % 12) * (STEPS_PER_YEAR[name] ?? 0);
   return Float64Array.from({ length }, (_, k) => {
-    const back = historyLength - 1 - k;
+    const back = historyLength - 1 - k + offset;
     return 'months' in step ? Date.UTC(2020, -back * step.months, 1) : Date.UTC(2020, 0, 1 - back * step.days);
   });
 }

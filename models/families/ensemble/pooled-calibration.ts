@@ -1,0 +1,128 @@
+import { conformalQuantiles } from '../../numerics/conformal.ts';
+import type { ForecastTask } from '../../contract/model-interface.ts';
+
+/**
+ * Quantiles calibrated across series (`intervals: "pooled"`). Windows inside one short history
+ * hold too few errors to calibrate on, and the early ones train on a fraction of it. A request
+ * with many series of one frequency holds many more: each series' last window (trained on all but
+ * its last horizon) gives one error per step. Divided by that window's naive scale, the errors of
+ * different series compare; pooled per step over the request's series that share season and
+ * horizon, they give the half-width at each level, times the series' own scale.
+ *
+ * The pool stands for the errors to come only when its series' windows are different periods.
+ * Where most of them share their window's dates, one period's shock would set every interval, so
+ * such a pool, like a small one, leaves the members' own quantiles. Why, and the measurements:
+ * docs/decisions/058-pooled-calibration-of-short-series.md.
+ */
+
+/** Fewer series than this in a pool: the members' own quantiles (one series alone keeps its answer). */
+export const MIN_POOLED_SERIES = 30;
+
+/**
+ * The most series of a pool whose last windows are run. Each costs about a whole fit; this many
+ * errors per step put the 80% bound within a few points of coverage, and a larger request pays
+ * for no more of them.
+ */
+export const MAX_CALIBRATION_SERIES = 200;
+
+/** A pool whose series share one window start beyond this share is one period, not many: members' quantiles. */
+export const MAX_SHARED_WINDOW_SHARE = 0.5;
+
+/**
+ * MASE's scale: the mean absolute seasonal naive error inside the history (lag 1 where the
+ * history holds no full season and one observation more). Zero for a constant history.
+ */
+export function naiveScale(history: ArrayLike<number>, seasonLength: number): number {
+  const lag = history.length > seasonLength && seasonLength > 1 ? seasonLength : 1;
+  let sum = 0;
+  let count = 0;
+  for (let t = lag; t < history.length; t++) {
+    const d = Math.abs(history[t] - history[t - lag]);
+    if (Number.isFinite(d)) {
+      sum += d;
+      count++;
+    }
+  }
+  return count > 0 ? sum / count : 0;
+}
+
+/** The pool a task belongs to: series of the same season and horizon. */
+const poolKey = (task: ForecastTask) => `${task.seasonLength}|${task.horizon}`;
+
+/** One series' contribution: its last window's combined forecast, where that window was cut. */
+export interface LastWindow {
+  readonly cut: number;
+  readonly mean: Float64Array;
+}
+
+/**
+ * Per pool, each step's scaled absolute errors, sorted; null for a pool with fewer than
+ * MIN_POOLED_SERIES series. `lastWindow(i)` is task i's last window, or null where it has none
+ * (too short a history, or no member forecast it).
+ */
+export function pooledScores(tasks: readonly ForecastTask[], lastWindow: (i: number) => LastWindow | null): (i: number) => Float64Array[] | null {
+  const pools = new Map<string, { errors: number[][]; starts: number[] }>();
+  tasks.forEach((task, i) => {
+    const window = lastWindow(i);
+    if (window === null) return;
+    const scale = naiveScale(task.history.subarray(0, window.cut), task.seasonLength);
+    if (!(scale > 0)) return;
+    const key = poolKey(task);
+    const pool = pools.get(key) ?? pools.set(key, { errors: [], starts: [] }).get(key)!;
+    pool.errors.push(Array.from(window.mean, (m, j) => Math.abs(task.history[window.cut + j] - m) / scale));
+    pool.starts.push(task.times?.[window.cut] ?? NaN);
+  });
+  const sorted = new Map<string, Float64Array[] | null>();
+  for (const [key, { errors, starts }] of pools) {
+    const horizon = errors[0].length;
+    const usable = errors.length >= MIN_POOLED_SERIES && !onePeriod(starts);
+    sorted.set(key, usable ? Array.from({ length: horizon }, (_, j) => Float64Array.from(errors, (e) => e[j]).sort()) : null);
+  }
+  return (i) => sorted.get(poolKey(tasks[i])) ?? null;
+}
+
+/**
+ * Which tasks run their last window, before any is run: those whose pool could calibrate (enough
+ * tasks of their season and horizon have a last window, `lastCut(i)`, null where none, of
+ * different periods), at most MAX_CALIBRATION_SERIES of each pool, evenly spread over it. The
+ * pool's other tasks get its quantiles without paying for a window. pooledScores decides again
+ * from the errors (a member may refuse, a scale be 0).
+ */
+export function mayPool(tasks: readonly ForecastTask[], lastCut: (i: number) => number | null): boolean[] {
+  const pools = new Map<string, { indices: number[]; starts: number[] }>();
+  tasks.forEach((task, i) => {
+    const cut = lastCut(i);
+    if (cut === null) return;
+    const key = poolKey(task);
+    const pool = pools.get(key) ?? pools.set(key, { indices: [], starts: [] }).get(key)!;
+    pool.indices.push(i);
+    pool.starts.push(task.times?.[cut] ?? NaN);
+  });
+  const chosen = tasks.map(() => false);
+  for (const { indices, starts } of pools.values()) {
+    if (indices.length < MIN_POOLED_SERIES || onePeriod(starts)) continue;
+    const take = Math.min(indices.length, MAX_CALIBRATION_SERIES);
+    for (let k = 0; k < take; k++) chosen[indices[Math.floor((k * indices.length) / take)]] = true;
+  }
+  return chosen;
+}
+
+/** Whether more than MAX_SHARED_WINDOW_SHARE of the windows start at one time (unknown times count as distinct). */
+function onePeriod(starts: readonly number[]): boolean {
+  const counts = new Map<number, number>();
+  let most = 0;
+  for (const start of starts) {
+    if (Number.isNaN(start)) continue;
+    const count = (counts.get(start) ?? 0) + 1;
+    counts.set(start, count);
+    most = Math.max(most, count);
+  }
+  return most > MAX_SHARED_WINDOW_SHARE * starts.length;
+}
+
+/** A task's quantiles around its mean: the pool's scaled errors at each step, times the series' own scale. */
+export function pooledQuantiles(task: ForecastTask, mean: Float64Array, scores: readonly Float64Array[]): Float64Array[] {
+  const scale = naiveScale(task.history, task.seasonLength);
+  const offsets = conformalQuantiles(new Float64Array(mean.length), scores, task.quantiles);
+  return offsets.map((row) => mean.map((m, j) => m + row[j] * scale));
+}

@@ -1,0 +1,96 @@
+import { describe, expect, test } from 'vitest';
+import { createEnsemble, runMembers, SHORT_SERIES_PROFILE, windowsToRun } from '../../models/families/ensemble/ensemble.ts';
+import { MAX_CALIBRATION_SERIES, MIN_POOLED_SERIES, naiveScale } from '../../models/families/ensemble/pooled-calibration.ts';
+import { loadMember } from '../../models/contract/model-registry.ts';
+import type { EnsembleSettings, ForecastTask } from '../../models/contract/model-interface.ts';
+
+const settings = { modelsDir: '/nonexistent', onnxThreads: 1 };
+const ensemble = createEnsemble((name) => loadMember(name, settings));
+const YEAR_MS = 365 * 86_400_000;
+const HORIZON = 4;
+const N = 24;
+
+/** Series i: a straight line of slope 1 + i / 10, yearly, its history ending `endShift` years before 2020. */
+function line(i: number, endShift: number): ForecastTask {
+  const slope = 1 + i / 10;
+  return {
+    history: Float64Array.from({ length: N }, (_, t) => 5 + slope * t),
+    horizon: HORIZON,
+    quantiles: [0.1, 0.5, 0.9],
+    seasonLength: 1,
+    seriesIndex: i,
+    times: Float64Array.from({ length: N + HORIZON }, (_, k) => Date.UTC(2020, 0, 1) - (N - 1 - k + endShift) * YEAR_MS),
+  };
+}
+const options = (intervals: EnsembleSettings['intervals']) => ({
+  options: { members: ['naive', 'seasonal-naive'], combination: 'mean' as const, windows: 5, intervals },
+});
+
+describe("ensemble's pooled quantiles", () => {
+  test('the naive scale: mean absolute (seasonal) difference; lag 1 without a full season and one more; 0 for a constant history', () => {
+    expect(naiveScale([1, 3, 6, 10], 1)).toBe(3);
+    expect(naiveScale([1, 2, 4, 5, 7], 2)).toBe(3);
+    expect(naiveScale([1, 3, 6], 4)).toBe(2.5);
+    expect(naiveScale([7, 7, 7], 1)).toBe(0);
+  });
+
+  test('the short profile pools, and runs only the earliest and the last window', () => {
+    expect(SHORT_SERIES_PROFILE.intervals).toBe('pooled');
+    expect(windowsToRun({ combination: 'mean', intervals: 'pooled' })).toBe('earliest-and-last');
+    expect(windowsToRun({ combination: 'mean', intervals: 'members' })).toBe('earliest');
+    expect(windowsToRun({ combination: 'weighted', intervals: 'pooled' })).toBe('all');
+    expect(windowsToRun({ combination: 'median', intervals: 'conformal' })).toBe('all');
+  });
+
+  test("many series of different periods: each step's scaled last-window errors, pooled, times the series' own scale", async () => {
+    // Naive forecasts of a line lag it by slope x (step + 1); the naive scale is the slope, so every
+    // series' scaled error at step j is j + 1, and the 80% interval is the mean +- slope x (j + 1).
+    const tasks = Array.from({ length: MIN_POOLED_SERIES + 10 }, (_, i) => line(i, i % 12));
+    const outputs = await ensemble.forecastBatch(tasks, [], options('pooled'));
+    tasks.forEach((task, i) => {
+      const slope = 1 + i / 10;
+      const last = task.history[N - 1];
+      const [low, middle, high] = outputs[i].quantiles;
+      expect([...outputs[i].mean]).toEqual([last, last, last, last]);
+      expect([...middle]).toEqual([last, last, last, last]);
+      for (let j = 0; j < HORIZON; j++) {
+        expect(low[j]).toBeCloseTo(last - slope * (j + 1), 9);
+        expect(high[j]).toBeCloseTo(last + slope * (j + 1), 9);
+      }
+    });
+  });
+
+  test("too few series, one series alone, or series of one period keep the members' own quantiles", async () => {
+    const members = async (tasks: ForecastTask[]) => ensemble.forecastBatch(tasks, [], options('members'));
+    const pooled = async (tasks: ForecastTask[]) => ensemble.forecastBatch(tasks, [], options('pooled'));
+    const few = Array.from({ length: MIN_POOLED_SERIES - 1 }, (_, i) => line(i, i % 12));
+    expect(await pooled(few)).toEqual(await members(few));
+    expect(await pooled([line(3, 0)])).toEqual(await members([line(3, 0)]));
+    // Forty series, all but a third of them ending in the same year: one period's errors, not many.
+    const onePeriod = Array.from({ length: MIN_POOLED_SERIES + 10 }, (_, i) => line(i, i % 3 === 0 ? i % 12 : 0));
+    expect(await pooled(onePeriod)).toEqual(await members(onePeriod));
+    // The same forty of different periods do pool: the answers differ.
+    const spread = Array.from({ length: MIN_POOLED_SERIES + 10 }, (_, i) => line(i, i % 12));
+    expect((await pooled(spread))[0].quantiles).not.toEqual((await members(spread))[0].quantiles);
+  });
+
+  test('the last window, about a whole fit, runs only where a pool can use it', async () => {
+    const members = [{ name: 'naive', model: await loadMember('naive', settings) }];
+    const ranPerTask = async (tasks: ForecastTask[]) => (await runMembers(members, tasks, [], 5, 'earliest-and-last')).runs[0].windows.map((w) => w.length);
+    const spread = Array.from({ length: MIN_POOLED_SERIES }, (_, i) => line(i, i % 12));
+    expect(await ranPerTask(spread)).toEqual(spread.map(() => 2));
+    expect(await ranPerTask(spread.slice(1))).toEqual(spread.slice(1).map(() => 1));
+    const onePeriod = Array.from({ length: MIN_POOLED_SERIES }, (_, i) => line(i, 0));
+    expect(await ranPerTask(onePeriod)).toEqual(onePeriod.map(() => 1));
+    // A large pool runs MAX_CALIBRATION_SERIES last windows, spread over it; every series gets its quantiles.
+    const large = Array.from({ length: MAX_CALIBRATION_SERIES + 50 }, (_, i) => line(i, i % 12));
+    const ran = await ranPerTask(large);
+    expect(ran.filter((n) => n === 2)).toHaveLength(MAX_CALIBRATION_SERIES);
+    expect(ran[0]).toBe(2);
+    expect(ran.slice(-10)).toContain(2);
+    const outputs = await ensemble.forecastBatch(large, [], options('pooled'));
+    const j = ran.indexOf(1);
+    const slope = 1 + j / 10;
+    expect(outputs[j].quantiles[2][0]).toBeCloseTo(large[j].history[N - 1] + slope, 9);
+  });
+});
