@@ -33,13 +33,11 @@ import { ENSEMBLE_MEMBERS, loadMember } from '../../models/contract/model-regist
 import type { ForecastOutput, ForecastTask } from '../../models/contract/model-interface.ts';
 import type { MemberRun } from '../../models/families/ensemble/members.ts';
 import { fmt, fmtCrps, table } from './accuracy/report.ts';
-import { globalTasks } from './accuracy/runs.ts';
-import { invalidOutput, QUANTILE_GRID, score, summarize, type Summary } from './accuracy/scoring.ts';
+import { globalTasks, summarizePeer } from './accuracy/runs.ts';
+import { invalidOutput, QUANTILE_GRID, score, summarize, type SeriesScore, type Summary } from './accuracy/scoring.ts';
 import { loadShortSet, SHORT_SETS, shortSetTimes, type ShortSet } from './accuracy/short-sets.ts';
 import { benchOptions } from './options.ts';
 import { STATSFORECAST_PEER, runPeerReference } from './peer-reference.ts';
-import { summarizePeer } from './accuracy/runs.ts';
-import type { SeriesScore } from './accuracy/scoring.ts';
 
 const USAGE = `usage: npm run bench -- ensemble [options]
   --dataset NAME                hourly, weekly or all (M4; default all), or a short set: ${SHORT_SETS.join(', ')}
