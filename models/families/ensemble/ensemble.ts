@@ -1,6 +1,6 @@
 import { conformalQuantiles } from '../../numerics/conformal.ts';
 import { combine, memberQuantiles, memberWeights, windowErrors } from './combine.ts';
-import { mayPool, pooledQuantiles, pooledScores, type LastWindow } from './pooled-calibration.ts';
+import { mayPool, pooledQuantiles, pooledScores, type LastWindow, type PoolCalibration } from './pooled-calibration.ts';
 import { runMember, windowCuts, type Member, type MemberModel, type MemberRun } from './members.ts';
 import {
   ModelInputError,
@@ -185,7 +185,7 @@ export function lastWindow(task: ForecastTask, i: number, runs: EnsembleRuns, { 
 }
 
 /**
- * The ensemble's forecast of task `i` from its members' runs. `pool` gives the pooled scores of
+ * The ensemble's forecast of task `i` from its members' runs. `pool` gives the calibration of
  * the task's pool (pooledScores), for pooled quantiles; without one, or where its pool is too
  * small, they fall back to the members' own.
  */
@@ -195,7 +195,7 @@ export function combineTask(
   runs: EnsembleRuns,
   combining: Combining,
   names: readonly string[],
-  pool?: (i: number) => Float64Array[] | null,
+  pool?: (i: number) => PoolCalibration | null,
 ): ForecastOutput {
   const { cuts, ran } = runs;
   const { combination, intervals } = combining;
@@ -235,8 +235,8 @@ export function combineTask(
     validated.map((k) => full(k).mean),
     weights,
   );
-  const scores = intervals === 'pooled' ? (pool?.(i) ?? null) : null;
-  if (scores !== null) return { mean, quantiles: pooledQuantiles(task, mean, scores) };
+  const calibration = intervals === 'pooled' ? (pool?.(i) ?? null) : null;
+  if (calibration !== null) return { mean, quantiles: pooledQuantiles(task, mean, calibration) };
   if (intervals !== 'conformal') return { mean, quantiles: memberQuantiles(mean, validated.map(full), weights) };
   const { history, horizon } = task;
   const actual = cuts[i].map((cut) => history.subarray(cut, cut + horizon));

@@ -55,52 +55,85 @@ export interface LastWindow {
   readonly mean: Float64Array;
 }
 
-/**
- * Per pool, each step's scaled absolute errors, sorted; null for a pool with fewer than
- * MIN_POOLED_SERIES series. `lastWindow(i)` is task i's last window, or null where it has none
- * (too short a history, or no member forecast it).
- */
-export function pooledScores(tasks: readonly ForecastTask[], lastWindow: (i: number) => LastWindow | null): (i: number) => Float64Array[] | null {
-  const pools = new Map<string, { errors: number[][]; starts: number[] }>();
-  tasks.forEach((task, i) => {
-    const window = lastWindow(i);
-    if (window === null) return;
-    const scale = naiveScale(task.history.subarray(0, window.cut), task.seasonLength);
-    if (!(scale > 0)) return;
-    const key = poolKey(task);
-    const pool = pools.get(key) ?? pools.set(key, { errors: [], starts: [] }).get(key)!;
-    pool.errors.push(Array.from(window.mean, (m, j) => Math.abs(task.history[window.cut + j] - m) / scale));
-    pool.starts.push(task.times?.[window.cut] ?? NaN);
-  });
-  const sorted = new Map<string, Float64Array[] | null>();
-  for (const [key, { errors, starts }] of pools) {
-    const horizon = errors[0].length;
-    const usable = errors.length >= MIN_POOLED_SERIES && !onePeriod(starts);
-    sorted.set(key, usable ? Array.from({ length: horizon }, (_, j) => Float64Array.from(errors, (e) => e[j]).sort()) : null);
-  }
-  return (i) => sorted.get(poolKey(tasks[i])) ?? null;
+/** Tasks of one pool that have a last window: their positions, each window's start time, and what each brings. */
+interface Pool<T> {
+  readonly indices: number[];
+  readonly starts: number[];
+  readonly items: T[];
 }
 
 /**
- * Which tasks run their last window, before any is run: those whose pool could calibrate (enough
- * tasks of their season and horizon have a last window, `lastCut(i)`, null where none, of
- * different periods), at most MAX_CALIBRATION_SERIES of each pool, evenly spread over it. The
- * pool's other tasks get its quantiles without paying for a window. pooledScores decides again
- * from the errors (a member may refuse, a scale be 0).
+ * The tasks' pools, from each task's last window (`window(i)`: where it is cut, and what the task
+ * brings to its pool; null where it brings nothing).
+ */
+function poolsOf<T>(tasks: readonly ForecastTask[], window: (i: number) => { cut: number; item: T } | null): Map<string, Pool<T>> {
+  const pools = new Map<string, Pool<T>>();
+  tasks.forEach((task, i) => {
+    const found = window(i);
+    if (found === null) return;
+    const key = poolKey(task);
+    const pool = pools.get(key) ?? pools.set(key, { indices: [], starts: [], items: [] }).get(key)!;
+    pool.indices.push(i);
+    pool.starts.push(task.times?.[found.cut] ?? NaN);
+    pool.items.push(found.item);
+  });
+  return pools;
+}
+
+/** Whether a pool may calibrate: enough series, of different periods. */
+const calibrates = (pool: Pool<unknown>) => pool.indices.length >= MIN_POOLED_SERIES && !onePeriod(pool.starts);
+
+/** A pool's calibration: each step's offsets from the mean, per unit of the series' scale, at the levels asked. */
+export interface PoolCalibration {
+  offsets(levels: readonly number[]): Float64Array[];
+}
+
+/**
+ * Each task's pool calibration, or null where its pool may not calibrate (calibrates) or the task
+ * has none. `lastWindow(i)` is task i's last window, or null where it has none (too short a
+ * history, no member forecast it, or it was not run).
+ */
+export function pooledScores(tasks: readonly ForecastTask[], lastWindow: (i: number) => LastWindow | null): (i: number) => PoolCalibration | null {
+  const pools = poolsOf(tasks, (i) => {
+    const window = lastWindow(i);
+    if (window === null) return null;
+    const task = tasks[i];
+    const scale = naiveScale(task.history.subarray(0, window.cut), task.seasonLength);
+    if (!(scale > 0)) return null;
+    return { cut: window.cut, item: Array.from(window.mean, (m, j) => Math.abs(task.history[window.cut + j] - m) / scale) };
+  });
+  const calibrations = new Map<string, PoolCalibration>();
+  for (const [key, pool] of pools) {
+    if (!calibrates(pool)) continue;
+    const errors = pool.items;
+    const scores = Array.from({ length: errors[0].length }, (_, j) => Float64Array.from(errors, (e) => e[j]).sort());
+    // The series of a request share their quantile levels: the offsets are worked out once.
+    const byLevels = new Map<string, Float64Array[]>();
+    const offsets = (levels: readonly number[]) => {
+      const id = levels.join(',');
+      return byLevels.get(id) ?? byLevels.set(id, conformalQuantiles(new Float64Array(scores.length), scores, levels)).get(id)!;
+    };
+    calibrations.set(key, { offsets });
+  }
+  return (i) => calibrations.get(poolKey(tasks[i])) ?? null;
+}
+
+/**
+ * Which tasks run their last window, before any is run: those whose pool could calibrate
+ * (calibrates, over the tasks with a last window, `lastCut(i)`, null where none), at most
+ * MAX_CALIBRATION_SERIES of each pool, evenly spread over it. The pool's other tasks get its
+ * quantiles without paying for a window. pooledScores decides again from the errors (a member may
+ * refuse, a scale be 0).
  */
 export function mayPool(tasks: readonly ForecastTask[], lastCut: (i: number) => number | null): boolean[] {
-  const pools = new Map<string, { indices: number[]; starts: number[] }>();
-  tasks.forEach((task, i) => {
+  const pools = poolsOf(tasks, (i) => {
     const cut = lastCut(i);
-    if (cut === null) return;
-    const key = poolKey(task);
-    const pool = pools.get(key) ?? pools.set(key, { indices: [], starts: [] }).get(key)!;
-    pool.indices.push(i);
-    pool.starts.push(task.times?.[cut] ?? NaN);
+    return cut === null ? null : { cut, item: null };
   });
   const chosen = tasks.map(() => false);
-  for (const { indices, starts } of pools.values()) {
-    if (indices.length < MIN_POOLED_SERIES || onePeriod(starts)) continue;
+  for (const pool of pools.values()) {
+    if (!calibrates(pool)) continue;
+    const { indices } = pool;
     const take = Math.min(indices.length, MAX_CALIBRATION_SERIES);
     for (let k = 0; k < take; k++) chosen[indices[Math.floor((k * indices.length) / take)]] = true;
   }
@@ -120,9 +153,8 @@ function onePeriod(starts: readonly number[]): boolean {
   return most > MAX_SHARED_WINDOW_SHARE * starts.length;
 }
 
-/** A task's quantiles around its mean: the pool's scaled errors at each step, times the series' own scale. */
-export function pooledQuantiles(task: ForecastTask, mean: Float64Array, scores: readonly Float64Array[]): Float64Array[] {
+/** A task's quantiles around its mean: its pool's offsets at each step, times the series' own scale. */
+export function pooledQuantiles(task: ForecastTask, mean: Float64Array, pool: PoolCalibration): Float64Array[] {
   const scale = naiveScale(task.history, task.seasonLength);
-  const offsets = conformalQuantiles(new Float64Array(mean.length), scores, task.quantiles);
-  return offsets.map((row) => mean.map((m, j) => m + row[j] * scale));
+  return pool.offsets(task.quantiles).map((row) => mean.map((m, j) => m + row[j] * scale));
 }
