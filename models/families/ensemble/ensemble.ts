@@ -174,7 +174,7 @@ function combinedWeights(task: ForecastTask, i: number, { cuts, runs }: Ensemble
  * Task i's last window combined as its whole history is, for pooled quantiles; null where the
  * task has fewer than two windows or no member forecast them all.
  */
-export function lastWindow(task: ForecastTask, i: number, runs: EnsembleRuns, { combination }: Combining): LastWindow | null {
+function lastWindow(task: ForecastTask, i: number, runs: EnsembleRuns, { combination }: Combining): LastWindow | null {
   const cuts = runs.cuts[i];
   const { validated } = seating(runs, i);
   const lastRun = runs.ran === 'all' || (runs.ran === 'earliest-and-last' && runs.runs[0].windows[i].length === 2);
