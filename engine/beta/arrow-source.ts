@@ -14,7 +14,7 @@ import {
 import { AsyncMessageReader, CompressionType, DataType, MessageHeader, RecordBatchReader, util, type Field, type Vector } from 'apache-arrow';
 import { EngineError, refuseField, type FieldRef } from '../errors.ts';
 import { sqlIdent } from '../sql.ts';
-import { unreadable, type ColumnInfo, type TableSource } from './table-sources.ts';
+import { rowidView, unreadable, type ColumnInfo, type TableSource } from './table-sources.ts';
 
 /**
  * An uploaded Arrow IPC part (file or stream format). DuckDB cannot read Arrow IPC without its
@@ -93,7 +93,7 @@ export function arrowSource(label: string, at: FieldRef, file: string): TableSou
         throw await failure(error);
       }
     },
-    async attach(c, name, columns) {
+    async attach(c, name, columns, position) {
       try {
         await withReader(async (reader) => {
           const fields = columns.map((col) => reader.schema.fields.find((f) => f.name === col)!);
@@ -102,8 +102,13 @@ export function arrowSource(label: string, at: FieldRef, file: string): TableSou
             if (!m) throw unsupported(label, at, f);
             return m;
           });
-          await c.run(`CREATE TEMP TABLE ${sqlIdent(name)} (${fields.map((f, i) => `${sqlIdent(f.name)} ${mapped[i].typeName}`).join(', ')})`);
-          await appendBatches(c, name, reader, fields, mapped);
+          // Rows are appended in the part's order, batch by batch, so a row's rowid is its place in
+          // the upload, and no column is stored for it.
+          const table = position ? `${name}_rows` : name;
+          const stored = (i: number) => (position ? `c${i}` : sqlIdent(fields[i].name));
+          await c.run(`CREATE TEMP TABLE ${sqlIdent(table)} (${fields.map((_, i) => `${stored(i)} ${mapped[i].typeName}`).join(', ')})`);
+          await appendBatches(c, table, reader, fields, mapped);
+          if (position) await rowidView(c, name, table, columns, position);
         });
       } catch (error) {
         throw await failure(error);

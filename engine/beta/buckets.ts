@@ -23,6 +23,11 @@ export interface BucketSpec {
   historical: { name: string; column: string }[];
   /** SQL expression of the row's UTC TIMESTAMP. */
   time: string;
+  /**
+   * The `beta_input` column of a row's place in the upload (`TableSource.attach`), where a target
+   * is `first` or `last`; null otherwise, so that the other aggregates never read it.
+   */
+  position: string | null;
   freq: Duration;
   batches: number;
   /** Scales of the columns a step adds up (`bucketScales`), by column. */
@@ -44,6 +49,10 @@ export const passesFor = (rows: number, series: number): number => Math.max(1, M
  * Within one step: how rows combine. Sums and means add the step's rows exactly (exact-sums.ts):
  * a parallel aggregate adds them in its threads' order, so hourly rows bucketed into days would
  * otherwise differ in the last bits from run to run, and a job from the synchronous answer.
+ *
+ * `first` and `last` order the rows by `__o`, their time and then their place in the upload
+ * (decision 068): by time alone, arg_min and arg_max keep whichever of two rows at the same time
+ * a thread met first, so duplicates gave different answers from run to run.
  */
 const BUCKET: Record<Aggregate, (v: string, scale: SumScale) => string> = {
   sum: exactSum,
@@ -51,10 +60,19 @@ const BUCKET: Record<Aggregate, (v: string, scale: SumScale) => string> = {
   min: (v) => `min(${v})`,
   max: (v) => `max(${v})`,
   median: (v) => `median(${v})`,
-  first: (v) => `arg_min(${v}, __t) FILTER (WHERE ${v} IS NOT NULL)`,
-  last: (v) => `arg_max(${v}, __t) FILTER (WHERE ${v} IS NOT NULL)`,
+  first: (v) => `arg_min(${v}, __o) FILTER (WHERE ${v} IS NOT NULL)`,
+  last: (v) => `arg_max(${v}, __o) FILTER (WHERE ${v} IS NOT NULL)`,
   count: (v) => `count(${v})`,
 };
+
+export const ORDERED = new Set<Aggregate>(['first', 'last']);
+
+/**
+ * A row's order within its step as one HUGEINT: its time in microseconds above its BIGINT
+ * position, which is never negative. One key compares as cheaply as arg_min's own types, where a
+ * STRUCT of the two goes through DuckDB's generic sort keys.
+ */
+const orderKey = (time: string, position: string) => `CAST(epoch_us(${time}) AS HUGEINT) * ${2n ** 63n} + beta_input.${sqlIdent(position)}`;
 
 const ADDS = new Set<Aggregate>(['sum', 'mean']);
 
@@ -83,7 +101,7 @@ export function bucketQuery(spec: BucketSpec, pass: number): string {
   const numbered = [
     spec.ids.length ? 'd.sid' : '0 AS sid',
     `${stepIndexSql(spec.time, spec.freq)} AS k`,
-    `${spec.time} AS __t`,
+    ...(spec.position ? [`${orderKey(spec.time, spec.position)} AS __o`] : []),
     ...spec.targets.map((t) => `${valueExpression(t.name)} AS __${t.column}`),
     ...spec.historical.map((h) => `${valueExpression(h.name)} AS __${h.column}`),
   ];

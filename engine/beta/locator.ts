@@ -91,6 +91,6 @@ function deferred(label: string, where: FieldRef, files: (c: DuckDBConnection) =
     label,
     at: where,
     describe: async (c): Promise<ColumnInfo[]> => (await source(c)).describe(c),
-    attach: async (c, name, columns) => (await source(c)).attach(c, name, columns),
+    attach: async (c, name, columns, position) => (await source(c)).attach(c, name, columns, position),
   };
 }

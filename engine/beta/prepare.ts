@@ -1,6 +1,6 @@
 import type { DuckDBConnection, DuckDBResult } from '@duckdb/node-api';
 import { refuseField } from '../errors.ts';
-import { bucketIntoTable, bucketScales, passesFor, streamCompleteSeries, type BucketSpec, type SeriesArrays } from './buckets.ts';
+import { ORDERED, bucketIntoTable, bucketScales, passesFor, streamCompleteSeries, type BucketSpec, type SeriesArrays } from './buckets.ts';
 import { checkIdentifiers, checkSourceColumns, checkTimes, timeExpression } from './columns.ts';
 import { joinCovariates } from './covariates.ts';
 import type { Duration } from './duration.ts';
@@ -72,16 +72,18 @@ async function schemaLogic(c: DuckDBConnection, resolved: ResolvedBetaQuery, sou
   const source = sources.input;
 
   const types = checkSourceColumns(await source.describe(c), columns, source, rolesPath);
-  await source.attach(c, 'beta_input', Object.keys(columns));
+  const targets: (TargetSpec & { aggregate: Aggregate })[] = roles.targets.map((name, i) => {
+    const role = columns[name] as Extract<(typeof columns)[string], { kind: 'target' }>;
+    return { name, column: `y${i}`, impute: role.impute, aggregate: role.aggregate };
+  });
+  // first and last break ties in time by a row's place in the upload (decision 068).
+  const position = targets.some((t) => ORDERED.has(t.aggregate)) ? unusedName('__position', Object.keys(columns)) : null;
+  await source.attach(c, 'beta_input', Object.keys(columns), position ?? undefined);
   const rowCount = await checkTimes(c, 'beta_input', timeColumn, types.get(timeColumn)!, source, [...rolesPath, timeColumn]);
   await checkIdentifiers(c, 'beta_input', roles.identifiers, source, rolesPath);
 
   const ids = roles.identifiers.map((name, i) => ({ name, column: `i${i}` }));
   const idList = ids.map((id) => id.column);
-  const targets: (TargetSpec & { aggregate: Aggregate })[] = roles.targets.map((name, i) => {
-    const role = columns[name] as Extract<(typeof columns)[string], { kind: 'target' }>;
-    return { name, column: `y${i}`, impute: role.impute, aggregate: role.aggregate };
-  });
   const historical = roles.historical.map((name, i) => ({ name, column: `h${i}` }));
   const selection = selectLevels(hierarchyLevels(roles.identifiers, query.input.hierarchies), query.selector);
   const levelOrder = `CASE lvl ${selection.levels.map((l, i) => `WHEN ${l.mask} THEN ${i}`).join(' ')} ELSE -1 END`;
@@ -108,6 +110,7 @@ async function schemaLogic(c: DuckDBConnection, resolved: ResolvedBetaQuery, sou
     targets,
     historical,
     time: timeExpression(timeColumn, types.get(timeColumn)!),
+    position,
     freq,
     batches: passesFor(rowCount, dictionary.size),
   };
@@ -168,6 +171,13 @@ async function schemaLogic(c: DuckDBConnection, resolved: ResolvedBetaQuery, sou
     headsSql: `SELECT h.sid, h.k0, h.n, d.* EXCLUDE (sid) FROM (${heads}) h JOIN (${dictionaries}) d USING (sid) ORDER BY ${order}`,
     valuesSql: finals.map((f) => `SELECT ${selected} FROM ${f.values}`).join(' UNION ALL '),
   };
+}
+
+/** `name`, or it with more underscores, so that it is none of `taken` (DuckDB's names ignore case). */
+function unusedName(name: string, taken: string[]): string {
+  const lower = new Set(taken.map((t) => t.toLowerCase()));
+  while (lower.has(name.toLowerCase())) name = `_${name}`;
+  return name;
 }
 
 /** sid -> identifier values (null where aggregated away) of a small dictionary table. */

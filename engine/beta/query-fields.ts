@@ -36,9 +36,10 @@ export type Impute = z.output<typeof Impute>;
 const TimeRole = z.strictObject({ kind: z.literal('time'), frequency: DurationText });
 const TargetRole = z.strictObject({
   kind: z.literal('target'),
-  aggregate: z
-    .enum(AGGREGATES)
-    .meta({ description: 'Combines the rows that fall in one step, and the children of a roll-up (first, last and count roll up by sum).' }),
+  aggregate: z.enum(AGGREGATES).meta({
+    description:
+      'Combines the rows that fall in one step, and the children of a roll-up (first, last and count roll up by sum). Rows at the same time are ordered as uploaded: first takes the first of them, last the last.',
+  }),
   impute: Impute.optional(),
 });
 

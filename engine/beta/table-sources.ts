@@ -18,8 +18,13 @@ export interface TableSource {
   /** Where errors about it point: the query's `input.source`, or an uploaded part. */
   readonly at: FieldRef;
   describe(c: DuckDBConnection): Promise<ColumnInfo[]>;
-  /** Makes the source readable as the TEMP relation `name`; only `columns` are needed. */
-  attach(c: DuckDBConnection, name: string, columns: string[]): Promise<void>;
+  /**
+   * Makes the source readable as the TEMP relation `name`; only `columns` are needed. With
+   * `position`, the relation also has a BIGINT column of that name: the row's place in the upload,
+   * increasing with its files in order, then its rows in order within a file, the same in every
+   * run. `first` and `last` break ties in time by it (decision 068).
+   */
+  attach(c: DuckDBConnection, name: string, columns: string[], position?: string): Promise<void>;
 }
 
 /** The sources of one query: its input, and each covariate's in order. */
@@ -34,22 +39,51 @@ export function unreadable(source: Pick<TableSource, 'label' | 'at'>, what: stri
   return refuseField(source.at, `${source.label} could not be read as ${what}: ${reason}`);
 }
 
+/**
+ * A Parquet row's place: its file's index in the list (a glob's files in the order DuckDB expands
+ * it, by name) above its row number within the file. Both are DuckDB's virtual columns, read only
+ * where a query names them; 2^40 rows a file and 2^23 files keep the position within a BIGINT.
+ */
+const PARQUET_POSITION = 'CAST(file_index AS BIGINT) * 1099511627776 + file_row_number';
+const VIRTUAL_COLUMNS = ['file_index', 'file_row_number'];
+
 /** Parquet files DuckDB reads in place (an uploaded part, local files, an object-store glob). */
 export function parquetSource(label: string, at: FieldRef, files: string[]): TableSource {
   const relation = `read_parquet([${files.map(sqlString).join(', ')}], union_by_name = true)`;
+  const describe = async (c: DuckDBConnection): Promise<ColumnInfo[]> => {
+    try {
+      const result = await c.runAndReadAll(`DESCRIBE SELECT * FROM ${relation}`);
+      return result.getRowObjectsJS().map((row) => ({ name: String(row.column_name), type: String(row.column_type) }));
+    } catch (error) {
+      throw unreadable({ label, at }, 'Parquet', error);
+    }
+  };
   return {
     label,
     at,
-    async describe(c) {
-      try {
-        const result = await c.runAndReadAll(`DESCRIBE SELECT * FROM ${relation}`);
-        return result.getRowObjectsJS().map((row) => ({ name: String(row.column_name), type: String(row.column_type) }));
-      } catch (error) {
-        throw unreadable({ label, at }, 'Parquet', error);
+    describe,
+    async attach(c, name, columns, position) {
+      const own = new Set((position ? await describe(c) : []).map((col) => col.name.toLowerCase()));
+      if (!position || !VIRTUAL_COLUMNS.some((v) => own.has(v))) {
+        const selected = [...columns.map(sqlIdent), ...(position ? [`${PARQUET_POSITION} AS ${sqlIdent(position)}`] : [])];
+        await c.run(`CREATE TEMP VIEW ${sqlIdent(name)} AS SELECT ${selected.join(', ')} FROM ${relation}`);
+        return;
       }
-    },
-    async attach(c, name, columns) {
-      await c.run(`CREATE TEMP VIEW ${sqlIdent(name)} AS SELECT ${columns.map(sqlIdent).join(', ')} FROM ${relation}`);
+      // A file's own column of either name hides DuckDB's: the rows are copied instead, in the
+      // order they are read (DuckDB keeps a scan's order where nothing sorts), and numbered by rowid.
+      const table = `${name}_rows`;
+      await c.run(`CREATE TEMP TABLE ${sqlIdent(table)} AS SELECT ${columns.map((col, i) => `${sqlIdent(col)} AS c${i}`).join(', ')} FROM ${relation}`);
+      await rowidView(c, name, table, columns, position);
     },
   };
+}
+
+/**
+ * The view `name` over `table`, whose columns c0, c1, ... are `columns` and whose rows were
+ * inserted in the upload's order: each row's rowid is then its place, named `position`. The
+ * columns are numbered so that an uploaded column called rowid cannot hide the pseudo-column.
+ */
+export async function rowidView(c: DuckDBConnection, name: string, table: string, columns: string[], position: string): Promise<void> {
+  const selected = [...columns.map((col, i) => `c${i} AS ${sqlIdent(col)}`), `rowid AS ${sqlIdent(position)}`];
+  await c.run(`CREATE TEMP VIEW ${sqlIdent(name)} AS SELECT ${selected.join(', ')} FROM ${sqlIdent(table)}`);
 }
