@@ -70,6 +70,58 @@ function loessPoint(
   return ys;
 }
 
+/** Per point of a loess smooth evaluated at every point: its window's first position and weights (null: none left). */
+interface Smoother {
+  readonly left: Int32Array;
+  readonly weights: (Float64Array | null)[];
+}
+
+const smoothers = new Map<string, Smoother>();
+/** Weights kept at most (the ends' windows hold about len^2 of them); longer windows are weighed point by point. */
+const MAX_KEPT_WEIGHTS = 1 << 20;
+let keptWeights = 0;
+
+/**
+ * The weights of a loess smooth of n points with window len at every point. Where the window is
+ * centred on the point (away from the ends) every point has the same weights: a local line through
+ * a symmetric window is its weighted mean. A few lengths are kept, for the passes that follow.
+ */
+function smoother(n: number, len: number, deg: number, w: Float64Array): Smoother {
+  const key = `${n},${len},${deg}`;
+  const kept = smoothers.get(key);
+  if (kept) return kept;
+  const zeros = new Float64Array(n + 1);
+  const left = new Int32Array(n + 1);
+  const weights: (Float64Array | null)[] = new Array(n + 1).fill(null);
+  const nsh = Math.trunc((len + 1) / 2);
+  let nleft = 1;
+  let nright = len;
+  let centred: Float64Array | null = null;
+  for (let i = 1; i <= n; i++) {
+    if (i > nsh && nright !== n) {
+      nleft++;
+      nright++;
+    }
+    left[i] = nleft;
+    if (centred !== null && i - nleft === nright - i) {
+      weights[i] = centred;
+      continue;
+    }
+    const none = Number.isNaN(loessPoint(zeros, 0, n, len, deg, i, nleft, nright, w, null, 0));
+    weights[i] = none ? null : w.slice(nleft, nright + 1);
+    if (!none && i - nleft === nright - i) centred = weights[i];
+  }
+  const size = len * len;
+  if (keptWeights + size > 4 * MAX_KEPT_WEIGHTS) {
+    smoothers.clear();
+    keptWeights = 0;
+  }
+  keptWeights += size;
+  const made = { left, weights };
+  smoothers.set(key, made);
+  return made;
+}
+
 /**
  * Loess smooth of y[1..n] (stored at yOff + 1 ...) into ys[ysOff + 1 ...], evaluated every
  * `jump` points and linearly interpolated in between.
@@ -102,6 +154,20 @@ function loessSmooth(
     nleft = 1;
     nright = n;
     for (let i = 1; i <= n; i += newnj) at(i, nleft, nright);
+  } else if (newnj === 1 && rw === null && len * len <= MAX_KEPT_WEIGHTS) {
+    // The weights depend on the positions alone, not on the values: STL's inner passes (and
+    // MSTL's) smooth series of one length with one window again and again, so they are kept.
+    const kernels = smoother(n, len, deg, w);
+    for (let i = 1; i <= n; i++) {
+      const kernel = kernels.weights[i];
+      if (kernel === null) {
+        ys[ysOff + i] = y[yOff + i];
+        continue;
+      }
+      let v = 0;
+      for (let k = 0, j = yOff + kernels.left[i]; k < kernel.length; k++, j++) v += kernel[k] * y[j];
+      ys[ysOff + i] = v;
+    }
   } else if (newnj === 1) {
     const nsh = Math.trunc((len + 1) / 2);
     nleft = 1;

@@ -29,6 +29,7 @@ import {
   type EnsembleRuns,
 } from '../../models/families/ensemble/ensemble.ts';
 import { COMBINATIONS, ENSEMBLE_INTERVALS } from '../../models/families/ensemble/combine.ts';
+import { MULTI_SEASONAL_PROFILE } from '../../models/families/ensemble/multi-seasonal.ts';
 import { ENSEMBLE_MEMBERS, loadMember } from '../../models/contract/model-registry.ts';
 import type { ForecastOutput, ForecastTask } from '../../models/contract/model-interface.ts';
 import type { MemberRun } from '../../models/families/ensemble/members.ts';
@@ -158,6 +159,7 @@ async function runSet(
   const profiles = [
     ['short-series profile', SHORT_SERIES_PROFILE],
     ['long-series profile', LONG_SERIES_PROFILE],
+    ['multi-seasonal profile', MULTI_SEASONAL_PROFILE],
   ] as const;
   const cpuOf = (p: EnsembleProfile) => p.members.reduce((sum, m) => sum + memberCpuMs[members.indexOf(m)], 0);
   const runsOf = new Map(profiles.map(([, p]) => [p, profileRuns(p)]));

@@ -1,7 +1,8 @@
 import { describe, expect, test } from 'vitest';
 import { combineTask, createEnsemble, defaultProfile, LONG_SERIES_PROFILE, runMembers, SHORT_SERIES_PROFILE } from '../../models/families/ensemble/ensemble.ts';
 import { combine, memberWeights, windowErrors } from '../../models/families/ensemble/combine.ts';
-import { windowCuts, windowTask } from '../../models/families/ensemble/members.ts';
+import { windowBatch, windowCuts, windowTask } from '../../models/families/ensemble/members.ts';
+import { MULTI_SEASONAL_PROFILE } from '../../models/families/ensemble/multi-seasonal.ts';
 import { loadMember } from '../../models/contract/model-registry.ts';
 import { ModelInputError, type EnsembleSettings, type ForecastTask, type LocalModel } from '../../models/contract/model-interface.ts';
 
@@ -62,6 +63,12 @@ describe('ensemble combination numerics', () => {
     expect(t.covariates!.hist.h).toHaveLength(12);
     expect(t.covariates!.future.f).toHaveLength(15);
     expect(t.quantiles).toEqual([]);
+  });
+
+  test("a global member's rolling windows are forecast by one model; the earliest and last alone each by their own", () => {
+    expect(windowBatch([windowCuts(100, 8, 5), windowCuts(30, 8, 5)])).toEqual({ options: { maxModels: 1 } });
+    expect(windowBatch([[52, 92], [5]])).toEqual({});
+    expect(windowBatch([[]])).toEqual({});
   });
 });
 
@@ -159,10 +166,15 @@ describe('ensemble model', () => {
     expect([...combineTask(task(trend(20), 3, 4), 0, runs, { combination: 'mean', intervals: 'conformal' }, ['naive']).mean]).toEqual([19, 19, 19]);
   });
 
-  test("without members, combination or intervals each series gets its profile: short ones (n <= 150, season <= 12) the equal mean of six with the members' quantiles, long ones the weighted five with conformal ones", () => {
+  test("without members, combination or intervals each series gets its profile: short ones (n <= 150, season <= 12) the equal mean of six with the members' quantiles, long ones the weighted five with conformal ones, long ones of several seasons the weighted three", () => {
     expect(defaultProfile(task(trend(150), 8, 12))).toBe(SHORT_SERIES_PROFILE);
     expect(defaultProfile(task(trend(151), 8, 12))).toBe(LONG_SERIES_PROFILE);
     expect(defaultProfile(task(trend(60), 8, 24))).toBe(LONG_SERIES_PROFILE);
+    // Several seasons that fit twice in the history (hourly: the day and the week): the multi-seasonal profile.
+    const hourlyTask = (n: number) => ({ ...task(trend(n), 8, 24), seasonLengths: [24, 168] });
+    expect(defaultProfile(hourlyTask(337))).toBe(MULTI_SEASONAL_PROFILE);
+    expect(defaultProfile(hourlyTask(336))).toBe(LONG_SERIES_PROFILE);
+    expect(MULTI_SEASONAL_PROFILE).toEqual({ members: ['mstl', 'svc-global', 'seasonal-naive'], combination: 'weighted', intervals: 'conformal' });
     expect(SHORT_SERIES_PROFILE).toEqual({ members: ['aets', 'aarima', 'theta', 'ces', 'mstl', 'svc-global'], combination: 'mean', intervals: 'pooled' });
     expect(LONG_SERIES_PROFILE).toEqual({
       members: ['aets', 'theta', 'mstl', 'svc-global', 'seasonal-naive'],

@@ -133,6 +133,21 @@ describe('svc-global', () => {
     expect(Array.from(b[1].mean)).not.toEqual(Array.from(a[1].mean));
   });
 
+  test('a batch may ask for fewer models: one model then forecasts every creation date, trained up to the earliest', async () => {
+    const data = hourly(3, 24 * 12, 6);
+    const at = (s: (typeof data)[0], i: number, n: number): ForecastTask => ({
+      ...task(s, i, 6),
+      history: s.history.subarray(0, n),
+      times: s.times.subarray(0, n + 6),
+    });
+    const tasks = [at(data[0], 0, 24 * 8), at(data[1], 1, 24 * 9), at(data[2], 2, 24 * 10), at(data[0], 0, 24 * 11)];
+    const one = await createSvcGlobal({ ...DEFAULT_OPTIONS, maxModels: 1 }).forecastBatch(tasks, []);
+    expect(await svcGlobal.forecastBatch(tasks, [], { options: { maxModels: 1 } })).toEqual(one);
+    expect(await svcGlobal.forecastBatch(tasks, [])).not.toEqual(one);
+    // Never more models than the model's own limit.
+    expect(await svcGlobal.forecastBatch(tasks, [], { options: { maxModels: 9 } })).toEqual(await svcGlobal.forecastBatch(tasks, []));
+  });
+
   test('groups creation dates into at most k models, each trained up to its earliest date', () => {
     expect(groupByCutoff([5, 1, 5, 3, 9], 2)).toEqual([
       { cutoff: 1, tasks: [1, 3] },

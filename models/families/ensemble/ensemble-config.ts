@@ -4,6 +4,7 @@ import type { EnsembleSettings } from '../../contract/model-interface.ts';
 import { COMBINATIONS, ENSEMBLE_INTERVALS } from './combine.ts';
 import { MIN_POOLED_SERIES } from './pooled-calibration.ts';
 import { DEFAULT_WINDOWS, LONG_SERIES_PROFILE, SHORT_SERIES_MAX_LENGTH, SHORT_SERIES_MAX_SEASON, SHORT_SERIES_PROFILE } from './ensemble.ts';
+import { MULTI_SEASONAL_PROFILE } from './multi-seasonal.ts';
 
 /** Models an ensemble may combine: those that need no exported weights. */
 export const ENSEMBLE_MEMBERS = ['naive', 'seasonal-naive', 'aets', 'aarima', 'theta', 'ces', 'mstl', 'svc-global'] as const;
@@ -21,7 +22,7 @@ export const ensembleConfig = modelConfig(
       .meta({ uniqueItems: true })
       .optional()
       .meta({
-        description: `The models combined: statistical models and svc-global. Left out: ${SHORT_SERIES_PROFILE.members.join(', ')} for ${shortSeries}; ${LONG_SERIES_PROFILE.members.join(', ')} for longer or more seasonal ones.`,
+        description: `The models combined: statistical models and svc-global. Left out: ${SHORT_SERIES_PROFILE.members.join(', ')} for ${shortSeries}; ${MULTI_SEASONAL_PROFILE.members.join(', ')} for longer ones with more than one seasonal period that fits twice in the history (hourly data: the day and the week); ${LONG_SERIES_PROFILE.members.join(', ')} for the other longer or more seasonal ones.`,
       }),
     combination: z
       .enum(COMBINATIONS)

@@ -2,6 +2,7 @@ import { conformalQuantiles } from '../../numerics/conformal.ts';
 import { combine, memberQuantiles, memberWeights, windowErrors } from './combine.ts';
 import { mayPool, pooledQuantiles, pooledScores, type LastWindow, type PoolCalibration } from './pooled-calibration.ts';
 import { runMember, windowCuts, type Member, type MemberModel, type MemberRun } from './members.ts';
+import { MULTI_SEASONAL_PROFILE, multiSeasonal } from './multi-seasonal.ts';
 import {
   ModelInputError,
   type Combination,
@@ -42,12 +43,13 @@ export interface EnsembleProfile {
 export type Combining = Pick<EnsembleProfile, 'combination' | 'intervals'>;
 
 /**
- * Long or strongly seasonal series (M4 Hourly and Weekly, BENCHMARKS.md "ensemble"): the
+ * Long or strongly seasonal series of one season (M4 Weekly, BENCHMARKS.md "ensemble"): the
  * statistical models cheap enough to fit six times on a long history, and svc-global, weighted by
- * their window errors, which there rest on hundreds of points and push weak members (theta on
- * hourly data) down. aarima is left out: its seasonal search is slow on long series, six times
- * over; ces made neither set better. Conformal quantiles from the windows cover as they should
- * there (docs/decisions/004-ensemble-profile-per-series.md).
+ * their window errors, which there rest on hundreds of points and push weak members down. aarima
+ * is left out: its seasonal search is slow on long series, six times over; ces made neither set
+ * better. Conformal quantiles from the windows cover as they should there
+ * (docs/decisions/004-ensemble-profile-per-series.md). Histories with several seasons (hourly
+ * data) get MULTI_SEASONAL_PROFILE (multi-seasonal.ts).
  */
 export const LONG_SERIES_PROFILE: EnsembleProfile = {
   members: ['aets', 'theta', 'mstl', 'svc-global', 'seasonal-naive'],
@@ -79,9 +81,10 @@ export const DEFAULT_WINDOWS = 5;
 export const SHORT_SERIES_MAX_LENGTH = 150;
 export const SHORT_SERIES_MAX_SEASON = 12;
 
-/** The profile a series gets by default: short (at most 150 observations, season at most 12) or long. */
+/** The profile a series gets by default: short (at most 150 observations, season at most 12), long with several seasons, or long. */
 export function defaultProfile(task: ForecastTask): EnsembleProfile {
-  return task.history.length <= SHORT_SERIES_MAX_LENGTH && task.seasonLength <= SHORT_SERIES_MAX_SEASON ? SHORT_SERIES_PROFILE : LONG_SERIES_PROFILE;
+  if (task.history.length <= SHORT_SERIES_MAX_LENGTH && task.seasonLength <= SHORT_SERIES_MAX_SEASON) return SHORT_SERIES_PROFILE;
+  return multiSeasonal(task) ? MULTI_SEASONAL_PROFILE : LONG_SERIES_PROFILE;
 }
 
 /** Loads a member by model name (the registry's loaders, so that this module does not import the registry). */

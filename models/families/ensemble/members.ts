@@ -3,6 +3,7 @@ import {
   type ContextSeries,
   type ForecastOutput,
   type ForecastTask,
+  type GlobalBatchOptions,
   type GlobalModel,
   type LocalModel,
   type TaskCovariates,
@@ -57,6 +58,18 @@ export function windowTask(task: ForecastTask, cut: number): ForecastTask {
   };
 }
 
+/**
+ * Rolling windows, horizon after horizon, that weigh the members and calibrate the combination
+ * are forecast by one model of a global member, trained up to the earliest window's cut: it saw
+ * nothing past any window's cut, the weights compare every member on the same windows, and it
+ * costs one fit where a model per cut cost several (BENCHMARKS.md, "ensemble on multi-seasonal
+ * series"). Where only the earliest and last windows run, the last stands in for the final
+ * forecast in a pool (pooled-calibration.ts), so it keeps a model as fresh as the final one.
+ */
+export function windowBatch(cuts: readonly (readonly number[])[]): GlobalBatchOptions {
+  return cuts.some((c) => c.length > 2) ? { options: { maxModels: 1 } } : {};
+}
+
 function refusal(err: unknown): string {
   if (err instanceof ModelInputError) return err.message;
   throw err;
@@ -72,7 +85,7 @@ export async function runMember(
   let reason: string | null = null;
   if ('forecastBatch' in model) {
     // A global member learns across the batch: one call for the whole histories, one for every
-    // window (trained, per window, only on what was known at its cut).
+    // window (trained only on what was known at the window's cut).
     const windowTasks = tasks.flatMap((task, i) => cuts[i].map((cut) => windowTask(task, cut)));
     let full: (ForecastOutput | null)[];
     let flat: (Float64Array | null)[];
@@ -83,7 +96,7 @@ export async function runMember(
       return { full: tasks.map(() => null), windows: cuts.map((c) => c.map(() => null)), refusal: reason };
     }
     try {
-      flat = windowTasks.length > 0 ? (await model.forecastBatch(windowTasks, context)).map((o) => o.mean) : [];
+      flat = windowTasks.length > 0 ? (await model.forecastBatch(windowTasks, context, windowBatch(cuts))).map((o) => o.mean) : [];
     } catch (err) {
       reason = refusal(err);
       flat = windowTasks.map(() => null);

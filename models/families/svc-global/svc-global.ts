@@ -1,4 +1,11 @@
-import { ModelInputError, type ContextSeries, type ForecastOutput, type ForecastTask, type GlobalModel } from '../../contract/model-interface.ts';
+import {
+  ModelInputError,
+  type ContextSeries,
+  type ForecastOutput,
+  type ForecastTask,
+  type GlobalBatchOptions,
+  type GlobalModel,
+} from '../../contract/model-interface.ts';
 import { binMatrix } from './binning.ts';
 import { DEFAULT_PARAMS, fitGbdt, type GbdtParams } from './gbdt.ts';
 import { rng } from '../../numerics/random.ts';
@@ -35,6 +42,15 @@ export const DEFAULT_OPTIONS: SvcGlobalOptions = {
   refitRowRounds: 20_000_000,
   maxCalibrationSeries: 2000,
 };
+
+/**
+ * What a caller inside the service may ask of one batch (svc-global takes no model_config):
+ * `maxModels` lowers the number of models trained. The ensemble forecasts its rolling windows with
+ * one model, trained up to the earliest window's cut (members.ts).
+ */
+export interface SvcGlobalBatch {
+  readonly maxModels?: number;
+}
 
 interface Group {
   /** Latest wall-clock time the group's training may see. */
@@ -218,8 +234,10 @@ function fitGroup(all: SeriesData[], baseSchema: Schema, cutoff: number, levels:
 export function createSvcGlobal(options: SvcGlobalOptions = DEFAULT_OPTIONS): GlobalModel {
   return {
     name: 'svc-global',
-    async forecastBatch(tasks: readonly ForecastTask[], context: readonly ContextSeries[]): Promise<ForecastOutput[]> {
+    async forecastBatch(tasks: readonly ForecastTask[], context: readonly ContextSeries[], batch: GlobalBatchOptions = {}): Promise<ForecastOutput[]> {
       if (tasks.length === 0) return [];
+      const asked = (batch.options as SvcGlobalBatch | undefined)?.maxModels;
+      const maxModels = asked !== undefined && asked >= 1 ? Math.min(asked, options.maxModels) : options.maxModels;
       const horizon = tasks[0].horizon;
       const m = Math.max(1, tasks[0].seasonLength);
       const levels = tasks[0].quantiles;
@@ -250,7 +268,7 @@ export function createSvcGlobal(options: SvcGlobalOptions = DEFAULT_OPTIONS): Gl
       const schema = buildSchema(series, m, horizon);
       const cutoffs = tasks.map((t) => t.times![t.history.length - 1]);
       const outputs: ForecastOutput[] = new Array(tasks.length);
-      groupByCutoff(cutoffs, options.maxModels).forEach((group, g) => {
+      groupByCutoff(cutoffs, maxModels).forEach((group, g) => {
         const fitted = fitGroup(series, schema, group.cutoff, levels, options, options.params.seed + g);
         const items = group.tasks.map((i) => {
           const task = tasks[i];
