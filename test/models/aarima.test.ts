@@ -22,6 +22,7 @@ import { autoArima } from '../../models/families/arima/search.ts';
 import { isConstant, kpssStatistic, ndiffs, nsdiffs, seasonalStrength } from '../../models/families/arima/unit-root.ts';
 import { ModelInputError } from '../../models/contract/model-interface.ts';
 import { lcg } from './lcg.ts';
+import { loadRSeasonal } from '../../datasets/r-seasonal.ts';
 
 const FIXTURES = new URL('../fixtures/arima/', import.meta.url).pathname;
 
@@ -345,5 +346,45 @@ describe('aarima model', () => {
 
   it('rejects an empty history as an input error', () => {
     expect(() => runModel([], 3, 1)).toThrow(ModelInputError);
+  });
+});
+
+describe('a bound on the exact refits (the ensemble runs aarima with maxRefits 1)', () => {
+  const series = (id: string) => loadRSeasonal().find((s) => s.id === id)!;
+  const fitted = (id: string, maxRefits?: number) => {
+    const s = series(id);
+    const model = autoArima(s.y, { m: s.freq, approximation: true, maxRefits });
+    if (model.kind !== 'arima') throw new Error(`${id}: expected an ARIMA model`);
+    return model.fit;
+  };
+
+  it('keeps the best candidate CSS fit where its exact refit is refused', () => {
+    // mdeaths: the best approximate candidate, ARIMA(3,0,0)(2,1,0)[12], is refused when refitted
+    // by maximum likelihood; R's walk goes on to the next candidate and accepts its refit.
+    const walked = fitted('mdeaths');
+    expect(walked.method).toBe('CSS-ML');
+    expect(walked.orders).toMatchObject({ p: 3, q: 1, P: 2, D: 1, Q: 0 });
+    const bounded = fitted('mdeaths', 1);
+    expect(bounded.method).toBe('CSS');
+    expect(bounded.orders).toMatchObject({ p: 3, q: 0, P: 2, D: 1, Q: 0 });
+  });
+
+  it('changes nothing where the first refit is accepted', () => {
+    for (const id of ['AirPassengers', 'USAccDeaths', 'nottem']) {
+      const walked = fitted(id);
+      const bounded = fitted(id, 1);
+      expect(bounded.method).toBe('CSS-ML');
+      expect(bounded.orders).toEqual(walked.orders);
+      expect(Array.from(bounded.coef)).toEqual(Array.from(walked.coef));
+    }
+  });
+
+  it('reaches the model through its task options, and forecasts', () => {
+    const s = series('mdeaths');
+    const task = { history: s.y, horizon: 12, seasonLength: s.freq, quantiles: [0.1, 0.5, 0.9] };
+    const bounded = aarima.forecast({ ...task, options: { approximation: 'on', maxRefits: 1 } });
+    const walked = aarima.forecast({ ...task, options: { approximation: 'on' } });
+    expectWellFormed(bounded, 12, 3);
+    expect(Array.from(bounded.mean)).not.toEqual(Array.from(walked.mean));
   });
 });

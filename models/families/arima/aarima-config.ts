@@ -10,6 +10,8 @@ import type { ForecastTask } from '../../contract/model-interface.ts';
 export interface AarimaOptions {
   /** `on`: compare candidates by their CSS fit whatever the length (the ensemble's short profile; not a request option). */
   readonly approximation: 'auto' | 'off' | 'on';
+  /** With the approximation, candidates refitted by maximum likelihood at most before the best approximate fit is kept (the ensemble's short profile; not a request option). */
+  readonly maxRefits?: number;
 }
 
 /** aarima: its season, its quantiles, and whether the search may compare candidates approximately. */

@@ -47,9 +47,9 @@ export function autoArimaForecast(task: ForecastTask): ForecastOutput {
   let model;
   try {
     // undefined: R's rule (by length and period); statsforecast's AutoARIMA passes False.
-    const setting = aarimaOptions(task).approximation;
+    const { approximation: setting, maxRefits } = aarimaOptions(task);
     const approximation = setting === 'off' ? false : setting === 'on' ? true : undefined;
-    model = autoArima(y, { m: task.seasonLength, xreg: xreg?.fit ?? null, approximation });
+    model = autoArima(y, { m: task.seasonLength, xreg: xreg?.fit ?? null, approximation, maxRefits });
   } catch (err) {
     // R stops on these too ("Not enough data to proceed", "No suitable ARIMA model found",
     // "xreg is rank deficient").

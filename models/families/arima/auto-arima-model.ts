@@ -18,6 +18,8 @@ export interface AutoArimaOptions {
   readonly ic?: InformationCriterion;
   /** Default: n > 150 or m > 12, as auto.arima. */
   readonly approximation?: boolean;
+  /** With the approximation, how many candidates may be refitted by maximum likelihood before the best approximate fit is kept (default: all, as R). */
+  readonly maxRefits?: number;
   readonly allowDrift?: boolean;
   readonly allowMean?: boolean;
   readonly nmodels?: number;

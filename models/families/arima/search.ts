@@ -197,9 +197,11 @@ export function autoArima(y: ArrayLike<number>, opts: AutoArimaOptions): AutoAri
   }
 
   if (approximation && best.fit) {
-    // Refit the candidates by maximum likelihood, best approximate criterion first.
+    // Refit the candidates by maximum likelihood, best approximate criterion first. R walks the
+    // whole list until one refit succeeds; maxRefits stops the walk sooner, and then the best
+    // approximate fit stands, as in R when no refit succeeds.
     const order = results.map((_, i) => i).sort((a, b) => compareIc(results[a].ic, results[b].ic) || a - b);
-    for (const i of order) {
+    for (const i of order.slice(0, opts.maxRefits ?? order.length)) {
       const r = results[i];
       const refit = scoreModel(x, orders(r.p, r.q, r.P, r.Q), r.constant, ic, false, 0, xreg, trace);
       if (refit.ic < Infinity) {

@@ -121,9 +121,12 @@ const covers = (ran: WindowsRun, needed: WindowsRun) => ran === 'all' || ran ===
  * drops the 52-week season that `mstl` covers anyway (docs/decisions/008-aets-estimates-as-statsforecast.md).
  * `aarima` compares its candidates by their CSS fit on short series too, as R does on long ones:
  * the short profile's costliest member, and as accurate that way within the ensemble
- * (docs/decisions/059-ensemble-arima-search-on-short-series.md).
+ * (docs/decisions/059-ensemble-arima-search-on-short-series.md). It refits only the best candidate
+ * by maximum likelihood and keeps that candidate's CSS fit where the refit is refused: R's walk
+ * down the list, refit after refused refit, was most of its cost on short seasonal series
+ * (docs/decisions/067-ensemble-arima-refits-one-candidate.md).
  */
-const MEMBER_OPTIONS: Readonly<Record<string, object>> = { aets: { estimation: 'r' }, aarima: { approximation: 'on' } };
+const MEMBER_OPTIONS: Readonly<Record<string, object>> = { aets: { estimation: 'r' }, aarima: { approximation: 'on', maxRefits: 1 } };
 
 const withMemberOptions = (name: string, tasks: readonly ForecastTask[]): readonly ForecastTask[] => {
   const options = MEMBER_OPTIONS[name];
