@@ -65,10 +65,17 @@ describe('ensemble combination numerics', () => {
     expect(t.quantiles).toEqual([]);
   });
 
-  test("a global member's rolling windows are forecast by one model; the earliest and last alone each by their own", () => {
-    expect(windowBatch([windowCuts(100, 8, 5), windowCuts(30, 8, 5)])).toEqual({ options: { maxModels: 1 } });
-    expect(windowBatch([[52, 92], [5]])).toEqual({});
-    expect(windowBatch([[]])).toEqual({});
+  test("a global member's rolling windows are forecast by one model where the histories end together; the earliest and last alone each by their own", () => {
+    const ending = (n: number, end: number): ForecastTask => ({
+      ...task(trend(n), 8, 1),
+      times: Float64Array.from({ length: n + 8 }, (_, i) => end - (n - 1 - i) * 3_600_000),
+    });
+    const together = [ending(100, 1e12), ending(30, 1e12)];
+    expect(windowBatch(together, [windowCuts(100, 8, 5), windowCuts(30, 8, 5)])).toEqual({ options: { maxModels: 1 } });
+    expect(windowBatch(together, [[52, 92], [5]])).toEqual({});
+    expect(windowBatch(together.slice(0, 1), [[]])).toEqual({});
+    // Histories that end apart: the member groups the cuts as it does alone.
+    expect(windowBatch([ending(100, 1e12), ending(30, 1e12 - 86_400_000 * 365)], [windowCuts(100, 8, 5), windowCuts(30, 8, 5)])).toEqual({});
   });
 });
 

@@ -63,11 +63,16 @@ export function windowTask(task: ForecastTask, cut: number): ForecastTask {
  * are forecast by one model of a global member, trained up to the earliest window's cut: it saw
  * nothing past any window's cut, the weights compare every member on the same windows, and it
  * costs one fit where a model per cut cost several (BENCHMARKS.md, "ensemble on multi-seasonal
- * series"). Where only the earliest and last windows run, the last stands in for the final
- * forecast in a pool (pooled-calibration.ts), so it keeps a model as fresh as the final one.
+ * series"). Only where the tasks' histories end together: where they end apart, the earliest cut
+ * of the batch could be years before a later series' own windows, and its windows would come from
+ * a model that saw none of its recent rows, so the member groups the cuts as it does alone. Where
+ * only the earliest and last windows run, the last stands in for the final forecast in a pool
+ * (pooled-calibration.ts), so it keeps a model as fresh as the final one.
  */
-export function windowBatch(cuts: readonly (readonly number[])[]): GlobalBatchOptions {
-  return cuts.some((c) => c.length > 2) ? { options: { maxModels: 1 } } : {};
+export function windowBatch(tasks: readonly ForecastTask[], cuts: readonly (readonly number[])[]): GlobalBatchOptions {
+  if (!cuts.some((c) => c.length > 2)) return {};
+  const ends = new Set(tasks.map((task) => task.times?.[task.history.length - 1]));
+  return ends.size === 1 ? { options: { maxModels: 1 } } : {};
 }
 
 function refusal(err: unknown): string {
@@ -96,7 +101,7 @@ export async function runMember(
       return { full: tasks.map(() => null), windows: cuts.map((c) => c.map(() => null)), refusal: reason };
     }
     try {
-      flat = windowTasks.length > 0 ? (await model.forecastBatch(windowTasks, context, windowBatch(cuts))).map((o) => o.mean) : [];
+      flat = windowTasks.length > 0 ? (await model.forecastBatch(windowTasks, context, windowBatch(tasks, cuts))).map((o) => o.mean) : [];
     } catch (err) {
       reason = refusal(err);
       flat = windowTasks.map(() => null);
