@@ -84,9 +84,18 @@ function objectStoreSource(url: string, label: string, where: FieldRef): TableSo
   });
 }
 
-/** A Parquet source whose file list is found (and checked) on first use, with the request's connection. */
+/**
+ * A Parquet source whose file list is found (and checked) on first use, with the request's
+ * connection. One source per connection, so that describing and attaching share its description;
+ * a new connection finds the files again (an object store's extension is loaded per connection).
+ */
 function deferred(label: string, where: FieldRef, files: (c: DuckDBConnection) => Promise<string[]>): TableSource {
-  const source = async (c: DuckDBConnection) => parquetSource(label, where, await files(c));
+  const made = new WeakMap<DuckDBConnection, Promise<TableSource>>();
+  const source = (c: DuckDBConnection): Promise<TableSource> => {
+    let found = made.get(c);
+    if (!found) made.set(c, (found = files(c).then((list) => parquetSource(label, where, list))));
+    return found;
+  };
   return {
     label,
     at: where,

@@ -50,14 +50,18 @@ const VIRTUAL_COLUMNS = ['file_index', 'file_row_number'];
 /** Parquet files DuckDB reads in place (an uploaded part, local files, an object-store glob). */
 export function parquetSource(label: string, at: FieldRef, files: string[]): TableSource {
   const relation = `read_parquet([${files.map(sqlString).join(', ')}], union_by_name = true)`;
-  const describe = async (c: DuckDBConnection): Promise<ColumnInfo[]> => {
-    try {
-      const result = await c.runAndReadAll(`DESCRIBE SELECT * FROM ${relation}`);
-      return result.getRowObjectsJS().map((row) => ({ name: String(row.column_name), type: String(row.column_type) }));
-    } catch (error) {
-      throw unreadable({ label, at }, 'Parquet', error);
-    }
-  };
+  // Described once: attach reads the columns again for first and last (decision 068), and a glob
+  // of many files, or an object store, would read every footer twice.
+  let described: Promise<ColumnInfo[]> | undefined;
+  const describe = (c: DuckDBConnection): Promise<ColumnInfo[]> =>
+    (described ??= (async () => {
+      try {
+        const result = await c.runAndReadAll(`DESCRIBE SELECT * FROM ${relation}`);
+        return result.getRowObjectsJS().map((row) => ({ name: String(row.column_name), type: String(row.column_type) }));
+      } catch (error) {
+        throw unreadable({ label, at }, 'Parquet', error);
+      }
+    })());
   return {
     label,
     at,

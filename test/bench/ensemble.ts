@@ -129,7 +129,6 @@ async function runSet(
   const settings = { modelsDir: '', onnxThreads: 1 };
   const rows: Summary[] = [];
   const memberCpuMs: number[] = [];
-  if (defaultOnly) members = [];
   const loaded = await Promise.all(members.map(async (m) => ({ name: m, model: await loadMember(m, settings) })));
   const all: EnsembleRuns = { cuts: [], runs: [], ran: 'all' };
   for (const member of loaded) {
@@ -292,5 +291,6 @@ export async function run(argv: string[]): Promise<void> {
     if ('unavailable' in located) console.log(`statsforecast not run: ${located.unavailable}`);
     else peer = { ...located, cacheDir: values['peer-cache'] };
   }
-  for (const name of datasets) console.log(`\n${await runSet(name, members, windows, every, limit, peer, values['default-only'])}`);
+  for (const name of datasets)
+    console.log(`\n${await runSet(name, values['default-only'] ? [] : members, windows, every, limit, peer, values['default-only'])}`);
 }
