@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { createEnsemble, runMembers, SHORT_SERIES_PROFILE, windowsToRun } from '../../models/families/ensemble/ensemble.ts';
-import { MAX_CALIBRATION_SERIES, MIN_POOLED_SERIES, naiveScale } from '../../models/families/ensemble/pooled-calibration.ts';
+import { MAX_CALIBRATION_SERIES, MIN_POOLED_SERIES, naiveScale, recentScale } from '../../models/families/ensemble/pooled-calibration.ts';
 import { loadMember } from '../../models/contract/model-registry.ts';
 import type { EnsembleSettings, ForecastTask } from '../../models/contract/model-interface.ts';
 
@@ -34,6 +34,16 @@ describe("ensemble's pooled quantiles", () => {
     expect(naiveScale([7, 7, 7], 1)).toBe(0);
   });
 
+  test('the recent scale: the last two horizons or four seasons of differences; the whole history where they stood still', () => {
+    expect(naiveScale([1, 3, 6, 10], 1, 2)).toBe(3.5);
+    const growing = [0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 18];
+    expect(recentScale(growing, 1, 2)).toBe(2);
+    expect(recentScale(growing, 1, 5)).toBe(1.5);
+    // Season 2: at least 8 differences at lag 2, though two horizons hold 2.
+    expect(recentScale(growing, 2, 1)).toBe(3.125);
+    expect(recentScale([1, 5, 2, 8, 0, 0, 0, 0, 0], 1, 2)).toBe(2.625);
+  });
+
   test('the short profile pools, and runs only the earliest and the last window', () => {
     expect(SHORT_SERIES_PROFILE.intervals).toBe('pooled');
     expect(windowsToRun({ combination: 'mean', intervals: 'pooled' })).toBe('earliest-and-last');
@@ -56,6 +66,27 @@ describe("ensemble's pooled quantiles", () => {
       for (let j = 0; j < HORIZON; j++) {
         expect(low[j]).toBeCloseTo(last - slope * (j + 1), 9);
         expect(high[j]).toBeCloseTo(last + slope * (j + 1), 9);
+      }
+    });
+  });
+
+  test('a series whose level grew is sized by its recent differences, in the window and in the forecast', async () => {
+    // Slope 1 + i / 10 until t = 10, three times that after: the last window (cut at 20) and the
+    // forecast both read 8 differences of the steeper part, so the 80% interval is the mean +- 3
+    // slope x (j + 1). A whole history's scale would mix the two slopes, differently in each.
+    const kinked = (i: number): ForecastTask => {
+      const task = line(i, i % 12);
+      const slope = 1 + i / 10;
+      return { ...task, history: task.history.map((_, t) => 5 + slope * (t <= 10 ? t : 10 + 3 * (t - 10))) };
+    };
+    const tasks = Array.from({ length: MIN_POOLED_SERIES + 10 }, (_, i) => kinked(i));
+    const outputs = await ensemble.forecastBatch(tasks, [], options('pooled'));
+    tasks.forEach((task, i) => {
+      const steep = 3 * (1 + i / 10);
+      const last = task.history[N - 1];
+      for (let j = 0; j < HORIZON; j++) {
+        expect(outputs[i].quantiles[0][j]).toBeCloseTo(last - steep * (j + 1), 9);
+        expect(outputs[i].quantiles[2][j]).toBeCloseTo(last + steep * (j + 1), 9);
       }
     });
   });

@@ -7,7 +7,9 @@ import type { ForecastTask } from '../../contract/model-interface.ts';
  * with many series of one frequency holds many more: each series' last window (trained on all but
  * its last horizon) gives one error per step. Divided by that window's naive scale, the errors of
  * different series compare; pooled per step over the request's series that share season and
- * horizon, they give the half-width at each level, times the series' own scale.
+ * horizon, they give the half-width at each level, times the series' own scale. Both scales read
+ * the same recent stretch (recentScale): a whole history's naive errors follow its older, often
+ * smaller level, and would size the window's errors and the forecast's interval on different pasts.
  *
  * The pool stands for the errors to come only when its series' windows are different periods.
  * Where most of them share their window's dates, one period's shock would set every interval, so
@@ -19,24 +21,26 @@ import type { ForecastTask } from '../../contract/model-interface.ts';
 export const MIN_POOLED_SERIES = 30;
 
 /**
- * The most series of a pool whose last windows are run. Each costs about a whole fit; this many
- * errors per step put the 80% bound within a few points of coverage, and a larger request pays
+ * The most series of a pool whose last windows are run. Each costs about a whole fit. A bound
+ * read from n errors covers a share that itself varies by about sqrt(0.8 x 0.2 / n): this many
+ * keep that spread inside the coverage target's band (BENCHMARKS.md), and a larger request pays
  * for no more of them.
  */
-export const MAX_CALIBRATION_SERIES = 200;
+export const MAX_CALIBRATION_SERIES = 400;
 
 /** A pool whose series share one window start beyond this share is one period, not many: members' quantiles. */
 export const MAX_SHARED_WINDOW_SHARE = 0.5;
 
 /**
  * MASE's scale: the mean absolute seasonal naive error inside the history (lag 1 where the
- * history holds no full season and one observation more). Zero for a constant history.
+ * history holds no full season and one observation more), over its last `span` differences
+ * (all of them by default). Zero for a constant history or stretch.
  */
-export function naiveScale(history: ArrayLike<number>, seasonLength: number): number {
+export function naiveScale(history: ArrayLike<number>, seasonLength: number, span = Infinity): number {
   const lag = history.length > seasonLength && seasonLength > 1 ? seasonLength : 1;
   let sum = 0;
   let count = 0;
-  for (let t = lag; t < history.length; t++) {
+  for (let t = Math.max(lag, history.length - span); t < history.length; t++) {
     const d = Math.abs(history[t] - history[t - lag]);
     if (Number.isFinite(d)) {
       sum += d;
@@ -44,6 +48,16 @@ export function naiveScale(history: ArrayLike<number>, seasonLength: number): nu
     }
   }
   return count > 0 ? sum / count : 0;
+}
+
+/**
+ * The scale a pool reads: the naive errors of the last two horizons, and of at least four seasons
+ * (a season's differences average over several cycles). Where that stretch stood still (an
+ * intermittent series' zeros), the whole history's, so that an interval keeps a width. Why this
+ * stretch, and the others measured: docs/decisions/080-pooled-quantiles-on-a-recent-scale.md.
+ */
+export function recentScale(history: ArrayLike<number>, seasonLength: number, horizon: number): number {
+  return naiveScale(history, seasonLength, Math.max(2 * horizon, 4 * seasonLength)) || naiveScale(history, seasonLength);
 }
 
 /** The pool a task belongs to: series of the same season and horizon. */
@@ -98,7 +112,7 @@ export function pooledScores(tasks: readonly ForecastTask[], lastWindow: (i: num
     const window = lastWindow(i);
     if (window === null) return null;
     const task = tasks[i];
-    const scale = naiveScale(task.history.subarray(0, window.cut), task.seasonLength);
+    const scale = recentScale(task.history.subarray(0, window.cut), task.seasonLength, task.horizon);
     if (!(scale > 0)) return null;
     return { cut: window.cut, item: Array.from(window.mean, (m, j) => Math.abs(task.history[window.cut + j] - m) / scale) };
   });
@@ -153,8 +167,8 @@ function onePeriod(starts: readonly number[]): boolean {
   return most > MAX_SHARED_WINDOW_SHARE * starts.length;
 }
 
-/** A task's quantiles around its mean: its pool's offsets at each step, times the series' own scale. */
+/** A task's quantiles around its mean: its pool's offsets at each step, times the series' own recent scale. */
 export function pooledQuantiles(task: ForecastTask, mean: Float64Array, pool: PoolCalibration): Float64Array[] {
-  const scale = naiveScale(task.history, task.seasonLength);
+  const scale = recentScale(task.history, task.seasonLength, task.horizon);
   return pool.offsets(task.quantiles).map((row) => mean.map((m, j) => m + row[j] * scale));
 }
