@@ -1,14 +1,12 @@
 import path from 'node:path';
-import type { DuckDBInstance } from '@duckdb/node-api';
-import { afterAll, beforeAll, expect, test } from 'vitest';
-import { openBetaDatabase } from '../../engine/beta/beta-database.ts';
+import { expect, test } from 'vitest';
 import { prepareSeries, type PreparedData } from '../../engine/beta/prepare.ts';
 import { BetaQuery } from '../../engine/beta/query-schema.ts';
 import { resolveBetaQuery } from '../../engine/beta/resolved-query.ts';
 import { parquetSource } from '../../engine/beta/table-sources.ts';
 import { withConnection } from '../../engine/sql.ts';
 import { exactSum, ulp } from './exact-sum.ts';
-import { tempDir } from './helpers.ts';
+import { betaTestDatabase, tempDir } from './helpers.ts';
 
 /**
  * The rows of one grid step combine in no particular order (decision 065): fractional hourly
@@ -19,11 +17,7 @@ import { tempDir } from './helpers.ts';
  */
 
 const dir = tempDir('beta-bucket-sums-');
-let db: DuckDBInstance;
-beforeAll(async () => {
-  db = await openBetaDatabase({ tempDirectory: path.join(dir, 'duckdb-tmp') });
-});
-afterAll(() => db.closeSync());
+const db = betaTestDatabase(dir);
 
 const SKUS = 40;
 const DAYS = 21;
@@ -74,7 +68,7 @@ interface Files {
 /** The uploads in time order, or shuffled into small row groups so that several threads scan each file. */
 async function write(name: string, shuffled: boolean): Promise<Files> {
   const files = { sales: path.join(dir, `${name}-sales.parquet`), weather: path.join(dir, `${name}-weather.parquet`) };
-  await withConnection(db, async (c) => {
+  await withConnection(db(), async (c) => {
     for (const [file, sql, time, id] of [
       [files.sales, ROWS, 'ts', 'sku'],
       [files.weather, WEATHER, 'hour', 'sku_id'],
@@ -87,7 +81,7 @@ async function write(name: string, shuffled: boolean): Promise<Files> {
 }
 
 async function prepare(query: typeof targetsOnly, files: Files, threads: number): Promise<PreparedData> {
-  return withConnection(db, async (c) => {
+  return withConnection(db(), async (c) => {
     await c.run(`SET threads = ${threads}`);
     return prepareSeries(c, query, {
       input: parquetSource("part 'sales'", { root: 'upload', path: ['sales'] }, [files.sales]),
@@ -105,7 +99,7 @@ const bits = (data: PreparedData) =>
 
 /** The hourly values of each (sku, day), read back from the in-order file. */
 async function hoursByDay(file: string, sql: string, id: string, values: string[]): Promise<Map<string, number[][]>> {
-  const rows = await withConnection(db, async (c) =>
+  const rows = await withConnection(db(), async (c) =>
     (
       await c.runAndReadAll(
         `SELECT ${id}, CAST(date_diff('day', TIMESTAMP '2024-01-01', ${sql}) AS INTEGER), ${values.join(', ')} FROM read_parquet('${file}') ORDER BY ALL`,

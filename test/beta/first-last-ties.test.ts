@@ -1,17 +1,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { DuckDBInstance } from '@duckdb/node-api';
 import { Float64, Table, tableToIPC, TimestampMillisecond, Utf8, vectorFromArray } from 'apache-arrow';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { beforeAll, expect, test } from 'vitest';
 import { arrowSource } from '../../engine/beta/arrow-source.ts';
-import { openBetaDatabase } from '../../engine/beta/beta-database.ts';
 import { locatorSource } from '../../engine/beta/locator.ts';
 import { prepareSeries, type PreparedData } from '../../engine/beta/prepare.ts';
 import { BetaQuery } from '../../engine/beta/query-schema.ts';
 import { resolveBetaQuery, type ResolvedBetaQuery } from '../../engine/beta/resolved-query.ts';
 import { parquetSource, type TableSource } from '../../engine/beta/table-sources.ts';
 import { withConnection } from '../../engine/sql.ts';
-import { tempDir } from './helpers.ts';
+import { betaTestDatabase, tempDir } from './helpers.ts';
 
 /**
  * `first` and `last` with rows at the same time (decision 068): `first` is the value at a step's
@@ -24,11 +22,7 @@ import { tempDir } from './helpers.ts';
  */
 
 const dir = tempDir('beta-first-last-');
-let db: DuckDBInstance;
-beforeAll(async () => {
-  db = await openBetaDatabase({ tempDirectory: path.join(dir, 'duckdb-tmp') });
-});
-afterAll(() => db.closeSync());
+const db = betaTestDatabase(dir);
 
 const SKUS = 24;
 const DAYS = 10;
@@ -78,7 +72,7 @@ let arrowFile: string;
 beforeAll(async () => {
   parquetFiles = Array.from({ length: FILES }, (_, i) => path.join(dir, `part-${i}.parquet`));
   shadowedFiles = Array.from({ length: FILES }, (_, i) => path.join(dir, `shadowed-${i}.parquet`));
-  await withConnection(db, async (c) => {
+  await withConnection(db(), async (c) => {
     await c.run(`CREATE TEMP TABLE upload AS ${ROWS}`);
     // Files in upload order, each in its rows' upload order, in small row groups.
     for (const [i, file] of parquetFiles.entries()) {
@@ -116,7 +110,7 @@ const locator = () => locatorSource('part-*.parquet', { dataRoot: dir, objectSto
 const arrow = () => arrowSource("part 'sales'", { root: 'upload', path: ['sales'] }, arrowFile);
 
 async function prepare(query: ResolvedBetaQuery, input: TableSource, threads: number): Promise<PreparedData> {
-  return withConnection(db, async (c) => {
+  return withConnection(db(), async (c) => {
     await c.run(`SET threads = ${threads}`);
     return prepareSeries(c, query, { input, covariates: [] });
   });

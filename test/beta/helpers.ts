@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import type { FastifyInstance } from 'fastify';
-import { afterAll } from 'vitest';
+import { afterAll, beforeAll } from 'vitest';
+import { openBetaDatabase } from '../../engine/beta/beta-database.ts';
 import { AUTH } from '../api/helpers.ts';
 import { testTempDir } from '../temp-root.ts';
 
@@ -52,6 +53,22 @@ export function tempDir(prefix = 'beta-test-'): string {
   const dir = testTempDir(prefix);
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
   return dir;
+}
+
+/**
+ * The service's beta database for the calling test file (call at file level): opened before its
+ * tests with its spill folder in `dir`, closed after them. The function returns it in a test or hook.
+ */
+export function betaTestDatabase(dir: string): () => DuckDBInstance {
+  let db: DuckDBInstance | undefined;
+  beforeAll(async () => {
+    db = await openBetaDatabase({ tempDirectory: path.join(dir, 'duckdb-tmp') });
+  });
+  afterAll(() => db?.closeSync());
+  return () => {
+    if (db === undefined) throw new Error('the beta test database opens in beforeAll');
+    return db;
+  };
 }
 
 let writer: Promise<DuckDBInstance> | undefined;

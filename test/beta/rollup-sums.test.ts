@@ -1,14 +1,12 @@
 import path from 'node:path';
-import type { DuckDBInstance } from '@duckdb/node-api';
-import { afterAll, beforeAll, expect, test } from 'vitest';
-import { openBetaDatabase } from '../../engine/beta/beta-database.ts';
+import { expect, test } from 'vitest';
 import { prepareSeries, type PreparedData } from '../../engine/beta/prepare.ts';
 import { BetaQuery } from '../../engine/beta/query-schema.ts';
 import { resolveBetaQuery } from '../../engine/beta/resolved-query.ts';
 import { parquetSource } from '../../engine/beta/table-sources.ts';
 import { withConnection } from '../../engine/sql.ts';
 import { exactSum, ulp } from './exact-sum.ts';
-import { tempDir, writeParquet } from './helpers.ts';
+import { betaTestDatabase, tempDir, writeParquet } from './helpers.ts';
 
 /**
  * Roll-up sums and means do not depend on the order DuckDB adds a group's rows in (decision 065):
@@ -18,11 +16,7 @@ import { tempDir, writeParquet } from './helpers.ts';
  */
 
 const dir = tempDir('beta-rollup-sums-');
-let db: DuckDBInstance;
-beforeAll(async () => {
-  db = await openBetaDatabase({ tempDirectory: path.join(dir, 'duckdb-tmp') });
-});
-afterAll(() => db.closeSync());
+const db = betaTestDatabase(dir);
 
 // 200 skus in 20 stores in 4 regions, 56 days; values in thousandths and a tenth of a millionth.
 const ROWS = `
@@ -51,7 +45,7 @@ const query = resolveBetaQuery(
 );
 
 async function prepare(file: string, threads: number): Promise<PreparedData> {
-  return withConnection(db, async (c) => {
+  return withConnection(db(), async (c) => {
     await c.run(`SET threads = ${threads}`);
     return prepareSeries(c, query, { input: parquetSource("part 'sales'", { root: 'upload', path: ['sales'] }, [file]), covariates: [] });
   });
@@ -68,7 +62,7 @@ test('roll-ups give the same bits whatever the threads and row order, and their 
   const inOrder = await writeParquet(path.join(dir, 'in-order.parquet'), `${ROWS} ORDER BY day, sku`);
   // Small row groups, so that several threads scan the file.
   const shuffled = path.join(dir, 'shuffled.parquet');
-  await withConnection(db, (c) => c.run(`COPY (${ROWS} ORDER BY hash(sku || day::VARCHAR)) TO '${shuffled}' (FORMAT parquet, ROW_GROUP_SIZE 512)`));
+  await withConnection(db(), (c) => c.run(`COPY (${ROWS} ORDER BY hash(sku || day::VARCHAR)) TO '${shuffled}' (FORMAT parquet, ROW_GROUP_SIZE 512)`));
   const runs = [await prepare(inOrder, 1), await prepare(inOrder, 4), await prepare(shuffled, 4), await prepare(shuffled, 1)];
   // 200 skus, 20 stores, 4 regions.
   expect(runs[0].series).toHaveLength(224);
