@@ -21,8 +21,8 @@ import {
   combineTask,
   createEnsemble,
   DEFAULT_WINDOWS,
-  defaultProfile,
   LONG_SERIES_PROFILE,
+  profileGroups,
   runMembers,
   SHORT_SERIES_PROFILE,
   type EnsembleProfile,
@@ -192,8 +192,8 @@ async function runSet(
   }
   if (!defaultOnly && [...runsOf.values()].every((runs) => runs !== null)) {
     const outputs: ForecastOutput[] = new Array(tasks.length);
-    for (const profile of runsOf.keys()) {
-      const indices = tasks.map((t, i) => (defaultProfile(t) === profile ? i : -1)).filter((i) => i >= 0);
+    const groups = profileGroups(tasks, {});
+    for (const { profile, indices } of groups) {
       const runs = runsOf.get(profile)!;
       const picked: EnsembleRuns = { ...runs, cuts: indices.map((i) => runs.cuts[i]), runs: runs.runs.map((r) => pick(r, indices)) };
       combineGroup(
@@ -203,7 +203,7 @@ async function runSet(
         profile.members,
       ).forEach((o, j) => (outputs[indices[j]] = o));
     }
-    const shortCount = tasks.filter((t) => defaultProfile(t) === SHORT_SERIES_PROFILE).length;
+    const shortCount = groups.find((g) => g.profile === SHORT_SERIES_PROFILE)?.indices.length ?? 0;
     rows.push(scoreAll(`default: each series its profile (${shortCount} short)`, series, outputs, NaN));
     rows.push(await serviceDefault(series, tasks, windows));
   }

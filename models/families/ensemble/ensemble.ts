@@ -265,27 +265,40 @@ export function combineGroup(tasks: readonly ForecastTask[], runs: EnsembleRuns,
   return tasks.map((task, i) => combineTask(task, i, runs, combining, names, pool));
 }
 
+/**
+ * The tasks grouped by the profile each gets: what the settings name, the rest from the task's
+ * default profile (defaultProfile; that very object where the settings name nothing). Series of
+ * one group run together, so that a global member learns across them.
+ */
+export function profileGroups(
+  tasks: readonly ForecastTask[],
+  settings: Pick<EnsembleSettings, 'members' | 'combination' | 'intervals'>,
+): { profile: EnsembleProfile; indices: number[] }[] {
+  const groups = new Map<string, { profile: EnsembleProfile; indices: number[] }>();
+  const named = settings.members !== undefined || settings.combination !== undefined || settings.intervals !== undefined;
+  tasks.forEach((task, i) => {
+    const fallback = defaultProfile(task);
+    const profile: EnsembleProfile = named
+      ? {
+          members: settings.members ?? fallback.members,
+          combination: settings.combination ?? fallback.combination,
+          intervals: settings.intervals ?? fallback.intervals,
+        }
+      : fallback;
+    const key = `${profile.members.join(',')}|${profile.combination}|${profile.intervals}`;
+    const group = groups.get(key) ?? groups.set(key, { profile, indices: [] }).get(key)!;
+    group.indices.push(i);
+  });
+  return [...groups.values()];
+}
+
 export function createEnsemble(load: MemberLoader): GlobalModel {
   return {
     name: 'ensemble',
     async forecastBatch(tasks: readonly ForecastTask[], context: readonly ContextSeries[], options: GlobalBatchOptions = {}): Promise<ForecastOutput[]> {
       const settings = (options.options as EnsembleSettings | undefined) ?? { windows: DEFAULT_WINDOWS };
-      // Series that get the same members and combination run together (a global member learns
-      // across them); what the request leaves open is chosen per series by its profile.
-      const groups = new Map<string, { profile: EnsembleProfile; indices: number[] }>();
-      tasks.forEach((task, i) => {
-        const fallback = defaultProfile(task);
-        const profile: EnsembleProfile = {
-          members: settings.members ?? fallback.members,
-          combination: settings.combination ?? fallback.combination,
-          intervals: settings.intervals ?? fallback.intervals,
-        };
-        const key = `${profile.members.join(',')}|${profile.combination}|${profile.intervals}`;
-        const group = groups.get(key) ?? groups.set(key, { profile, indices: [] }).get(key)!;
-        group.indices.push(i);
-      });
       const outputs: ForecastOutput[] = new Array(tasks.length);
-      for (const { profile, indices } of groups.values()) {
+      for (const { profile, indices } of profileGroups(tasks, settings)) {
         const members = await Promise.all(profile.members.map(async (name) => ({ name, model: await load(name) })));
         const groupTasks = indices.map((i) => tasks[i]);
         const runs = await runMembers(members, groupTasks, context, settings.windows, windowsToRun(profile));
