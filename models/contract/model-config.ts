@@ -28,6 +28,9 @@ export function modelConfig<S extends z.ZodObject>(schema: S, options?: (config:
 /** The seasonal period of a single-season model; null: the frequency's natural cycle. */
 export const SeasonLength = z.int().min(1).nullable();
 
+/** One seasonal period or a list of them, for a model of several seasons; null: the frequency's natural cycles. */
+export const SeasonLengths = z.union([z.int().min(1), z.array(z.int().min(1)).min(1).max(10)]).nullable();
+
 /**
  * Where a local model's quantiles come from (beyond the reference: conformal quantiles from
  * rolling-origin windows of the history, models/numerics/conformal.ts).

@@ -6,7 +6,7 @@ import { ENSEMBLE_MEMBERS, ensembleConfig } from '../families/ensemble/ensemble-
 import { aetsConfig } from '../families/ets/aets-config.ts';
 import { chronos2Config } from '../families/foundation/chronos2-config.ts';
 import { mstlConfig } from '../families/mstl/mstl-config.ts';
-import { NAIVE_SEASON_LENGTH, naiveConfig, seasonalNaiveConfig } from '../families/naive/naive-config.ts';
+import { NAIVE_SEASON_LENGTH, naiveConfig, seasonalNaiveConfig, seasonalWindowAverageConfig } from '../families/naive/naive-config.ts';
 import { thetaConfig } from '../families/theta/theta-config.ts';
 import type { ModelConfigSpec } from './model-config.ts';
 import type { CovariateKind, GlobalModel, LocalModel, ModelCapabilities, ModelSettings } from './model-interface.ts';
@@ -121,6 +121,15 @@ const ENTRIES: ModelEntry[] = [
     capabilities: { ...local(), multipleSeasons: true },
     loadLocal: async () => (await import('../families/mstl/mstl.ts')).mstl,
     config: mstlConfig,
+  },
+  // Beyond the API reference's list: statsforecast's SeasonalWindowAverage, over the longest
+  // season (the week on hourly data); the multi-seasonal ensemble's cheapest member.
+  {
+    name: 'seasonal-window-average',
+    family: 'naive',
+    capabilities: { ...local(), fitFree: true, multipleSeasons: true },
+    loadLocal: async () => (await import('../families/naive/seasonal-window-average.ts')).seasonalWindowAverageModel,
+    config: seasonalWindowAverageConfig,
   },
   {
     // Beyond the API reference's list (issue 12): a validated combination of the statistical

@@ -225,3 +225,45 @@ describe('POST /forecast?model=aets: estimation', () => {
     expect(res.json().errors[0].path).toBe('body.model_config.config.estimation');
   });
 });
+
+describe('POST /forecast?model=seasonal-window-average', () => {
+  // An hourly pattern with a little deterministic noise, so that the average errs inside the history.
+  const series = hourlySeries(1, 24 * 7 * 3).map((s) => ({ ...s, target: (s.target as number[]).map((v, t) => v + ((t * 7919) % 13) / 10) }));
+  const body = (config?: Record<string, unknown>) => ({
+    series,
+    horizon: 24,
+    freq: 'H',
+    quantiles: [0.1, 0.9],
+    ...(config && { model_config: { model: 'seasonal-window-average', config } }),
+  });
+  const answer = async (config?: Record<string, unknown>) => {
+    const res = await post(body(config), 'model=seasonal-window-average');
+    expect(res.statusCode, res.body).toBe(200);
+    return res.json().series[0][0].prediction as Record<string, number[]>;
+  };
+
+  test("hourly data: the week's same hour over the last weeks (window_size), with ordered quantiles", async () => {
+    const target = body().series[0].target as number[];
+    const n = target.length;
+    const week = 24 * 7;
+    const sameHour = (weeks: number, j: number) => Array.from({ length: weeks }, (_, c) => target[n - (c + 1) * week + j]).reduce((a, b) => a + b) / weeks;
+    // Three weeks held, four asked by default: all three; window_size 2: the last two.
+    const byDefault = await answer();
+    const two = await answer({ window_size: 2 });
+    byDefault.mean.forEach((m, j) => expect(m).toBeCloseTo(sameHour(3, j), 9));
+    two.mean.forEach((m, j) => expect(m).toBeCloseTo(sameHour(2, j), 9));
+    byDefault.mean.forEach((m, j) => {
+      expect(byDefault['0.1'][j]).toBeLessThan(m);
+      expect(byDefault['0.9'][j]).toBeGreaterThan(m);
+    });
+    // A season of one day only: the day's same hour.
+    const daily = await answer({ season_length: 24, window_size: 1 });
+    daily.mean.forEach((m, j) => expect(m).toBeCloseTo(target[n - 24 + j], 9));
+  });
+
+  test('a window_size below 1 is a 422 naming the field', async () => {
+    const res = await post(body({ window_size: 0 }), 'model=seasonal-window-average');
+    expect(res.statusCode).toBe(422);
+    expect(res.json().errors[0].path).toBe('body.model_config.config.window_size');
+  });
+});

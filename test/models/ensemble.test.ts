@@ -181,7 +181,11 @@ describe('ensemble model', () => {
     const hourlyTask = (n: number) => ({ ...task(trend(n), 8, 24), seasonLengths: [24, 168] });
     expect(defaultProfile(hourlyTask(337))).toBe(MULTI_SEASONAL_PROFILE);
     expect(defaultProfile(hourlyTask(336))).toBe(LONG_SERIES_PROFILE);
-    expect(MULTI_SEASONAL_PROFILE).toEqual({ members: ['mstl', 'svc-global', 'seasonal-naive'], combination: 'weighted', intervals: 'conformal' });
+    expect(MULTI_SEASONAL_PROFILE).toEqual({
+      members: ['mstl', 'svc-global', 'seasonal-naive', 'seasonal-window-average'],
+      combination: 'weighted',
+      intervals: 'conformal',
+    });
     expect(SHORT_SERIES_PROFILE).toEqual({ members: ['aets', 'aarima', 'theta', 'ces', 'mstl', 'svc-global'], combination: 'mean', intervals: 'pooled' });
     expect(LONG_SERIES_PROFILE).toEqual({
       members: ['aets', 'theta', 'mstl', 'svc-global', 'seasonal-naive'],

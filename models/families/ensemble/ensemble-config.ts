@@ -7,7 +7,7 @@ import { DEFAULT_WINDOWS, LONG_SERIES_PROFILE, SHORT_SERIES_MAX_LENGTH, SHORT_SE
 import { MULTI_SEASONAL_PROFILE } from './multi-seasonal.ts';
 
 /** Models an ensemble may combine: those that need no exported weights. */
-export const ENSEMBLE_MEMBERS = ['naive', 'seasonal-naive', 'aets', 'aarima', 'theta', 'ces', 'mstl', 'svc-global'] as const;
+export const ENSEMBLE_MEMBERS = ['naive', 'seasonal-naive', 'seasonal-window-average', 'aets', 'aarima', 'theta', 'ces', 'mstl', 'svc-global'] as const;
 
 const shortSeries = `series of at most ${SHORT_SERIES_MAX_LENGTH} observations with a season of at most ${SHORT_SERIES_MAX_SEASON}`;
 

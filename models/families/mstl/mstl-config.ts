@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { intervalSettings, modelConfig } from '../../contract/model-config.ts';
+import { intervalSettings, modelConfig, SeasonLengths } from '../../contract/model-config.ts';
 import type { ForecastTask } from '../../contract/model-interface.ts';
 
 /** mstl's own options: the model of the deseasonalised series (model_config `trend_model`). */
@@ -10,14 +10,10 @@ export interface MstlOptions {
 /** mstl: several seasonal periods, and the model of the deseasonalised series. */
 export const mstlConfig = modelConfig(
   z.strictObject({
-    season_length: z
-      .union([z.int().min(1), z.array(z.int().min(1)).min(1).max(10)])
-      .nullable()
-      .default(null)
-      .meta({
-        description:
-          "One seasonal period or a list of them (hourly data: [24, 168]). Default: the frequency's natural cycles (10S: 360, 8640; min: 60, 1440; 5min: 288, 2016; 10min: 144, 1008; 15min: 96, 672; 30min: 48, 336; H: 24, 168; D: 7, 365; W: 52; M: 12; Q: 4). A period that does not fit twice in a history is left out for it.",
-      }),
+    season_length: SeasonLengths.default(null).meta({
+      description:
+        "One seasonal period or a list of them (hourly data: [24, 168]). Default: the frequency's natural cycles (10S: 360, 8640; min: 60, 1440; 5min: 288, 2016; 10min: 144, 1008; 15min: 96, 672; 30min: 48, 336; H: 24, 168; D: 7, 365; W: 52; M: 12; Q: 4). A period that does not fit twice in a history is left out for it.",
+    }),
     trend_model: z.enum(['aets', 'aarima']).default('aets').meta({
       description: 'The non-seasonal model forecasting the deseasonalised series (trend + remainder).',
     }),

@@ -2,20 +2,18 @@ import { gaussianQuantiles } from '../../numerics/normal.ts';
 import { ModelInputError, type ForecastOutput, type ForecastTask, type LocalModel } from '../../contract/model-interface.ts';
 
 /**
- * Seasonal random walk: each step repeats the value one season earlier (season 1 = naive).
- * Quantiles follow R's `forecast::snaive`: residual sd from the in-sample lag-m differences,
- * growing with the number of whole seasons ahead, sd_h = sigma * sqrt(floor((h - 1) / m) + 1).
+ * A forecast that repeats a rule over the season's cycles: step h is `rule(n, h % lag)`, the rule
+ * at the history's end. Its errors inside the history (each value from the second cycle on against
+ * the rule where it stood, `rule(t, 0)`) give a normal spread that grows with the whole cycles
+ * ahead, sd_h = sigma * sqrt(floor((h - 1) / m) + 1), as R's `forecast::snaive`.
  */
-export function seasonalNaive(task: ForecastTask, lag: number): ForecastOutput {
+export function cyclicForecast(task: ForecastTask, lag: number, rule: (end: number, phase: number) => number): ForecastOutput {
   const y = task.history;
   const n = y.length;
-  if (n < lag) {
-    throw new ModelInputError(`naive with season_length ${lag} needs at least ${lag} observations of history; got ${n}`);
-  }
   let sumSq = 0;
   let count = 0;
   for (let t = lag; t < n; t++) {
-    const e = y[t] - y[t - lag];
+    const e = y[t] - rule(t, 0);
     sumSq += e * e;
     count++;
   }
@@ -24,10 +22,19 @@ export function seasonalNaive(task: ForecastTask, lag: number): ForecastOutput {
   const mean = new Float64Array(task.horizon);
   const sd = new Float64Array(task.horizon);
   for (let h = 0; h < task.horizon; h++) {
-    mean[h] = y[n - lag + (h % lag)];
+    mean[h] = rule(n, h % lag);
     sd[h] = sigma * Math.sqrt(Math.floor(h / lag) + 1);
   }
   return { mean, quantiles: gaussianQuantiles(mean, sd, task.quantiles) };
+}
+
+/** Seasonal random walk: each step repeats the value one season earlier (season 1 = naive); quantiles as R's `snaive`. */
+export function seasonalNaive(task: ForecastTask, lag: number): ForecastOutput {
+  const y = task.history;
+  if (y.length < lag) {
+    throw new ModelInputError(`naive with season_length ${lag} needs at least ${lag} observations of history; got ${y.length}`);
+  }
+  return cyclicForecast(task, lag, (end, phase) => y[end - lag + phase]);
 }
 
 /** `naive`: season_length from model_config, default 1 (the API reference's default). */
