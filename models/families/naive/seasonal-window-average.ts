@@ -20,7 +20,7 @@ export function seasonalWindowAverage(task: ForecastTask, windowSize: number): F
   const periods = task.seasonLengths ?? [task.seasonLength];
   const held = periods.filter((p) => p <= n);
   if (held.length === 0) {
-    throw new ModelInputError(`seasonal-window-average needs at least one season of history (${Math.min(...periods)} observations); got ${n}`);
+    throw new ModelInputError(`seasonal-window-average needs at least ${Math.min(...periods)} observations of history (one season); got ${n}`);
   }
   const lag = Math.max(...held);
   const cycles = Math.max(1, Math.min(windowSize, Math.floor(n / lag)));
