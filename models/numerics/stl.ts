@@ -77,7 +77,10 @@ interface Smoother {
 }
 
 const smoothers = new Map<string, Smoother>();
-/** Weights kept at most (the ends' windows hold about len^2 of them); longer windows are weighed point by point. */
+/**
+ * The most weights one smooth keeps (its ends' windows hold about len^2 of them): longer windows
+ * are weighed point by point. The cache holds up to four times this, then starts again.
+ */
 const MAX_KEPT_WEIGHTS = 1 << 20;
 let keptWeights = 0;
 
