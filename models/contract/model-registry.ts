@@ -118,7 +118,7 @@ const ENTRIES: ModelEntry[] = [
   {
     name: 'mstl',
     family: 'mstl',
-    capabilities: { ...local(), multipleSeasons: true },
+    capabilities: { ...local(), multipleSeasons: true, reusesFit: true },
     loadLocal: async () => (await import('../families/mstl/mstl.ts')).mstl,
     config: mstlConfig,
   },

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { ces, fitCes, forecastWithCes } from '../../models/families/ces/ces.ts';
 import { aets } from '../../models/families/ets/aets.ts';
+import { fitMstl, forecastWithMstl, mstl } from '../../models/families/mstl/mstl.ts';
 import { AUTH, dailyRequest, hourlySeries, useTestServer } from './helpers.ts';
 
 const server = useTestServer();
@@ -150,6 +151,19 @@ describe('POST /forecast?model=mstl', () => {
     // The weekly cycle is followed: the forecast rises and falls by about the simulated amplitude.
     expect(Math.max(...p.mean) - Math.min(...p.mean)).toBeGreaterThan(15);
     p.mean.forEach((m: number, j: number) => expect(p['0.1'][j]).toBeLessThan(m));
+  });
+
+  test('a backtest with a refit policy keeps the first fit: its cycles and trend fit take in the later observations', async () => {
+    const fcds = [432, 456, 480];
+    const res = await post(body({ series: [{ target, index, fcds }], refit: 'once' }), 'model=mstl');
+    expect(res.statusCode).toBe(200);
+    const [first, , latest] = res.json().series[0];
+    expect([first.refitted, latest.refitted]).toEqual([true, false]);
+    const history = Float64Array.from(target.slice(0, 480));
+    const at = (n: number) => ({ history: history.subarray(0, n), horizon: 24, quantiles: [0.1, 0.9], seasonLength: 24, seasonLengths: [24, 168] });
+    const kept = forecastWithMstl(fitMstl(at(432)), { ...at(480), refit: { fcd: 432, history: history.subarray(0, 432), since: 48 } });
+    expect(latest.prediction.mean).toEqual([...kept.mean]);
+    expect(latest.prediction.mean).not.toEqual([...mstl.forecast(at(480)).mean]);
   });
 
   test('bad settings name the field', async () => {

@@ -144,6 +144,33 @@ describe('ensemble model', () => {
     expect(() => combineTask(tasks[0], 0, earliest, { combination: 'weighted', intervals: 'members' }, ['naive', 'seasonal-naive'])).toThrow(/every window/);
   });
 
+  test("where every window runs, a member that keeps fits is fitted at the earliest window and carries that fit; a pool's last window gets its own", async () => {
+    const y = Float64Array.from({ length: 60 }, (_, t) => 10 + 0.3 * t + 3 * Math.sin(t / 2) + ((t * 7) % 5));
+    const seriesTask = task(y, 4, 1);
+    const theta = (await loadMember('theta', settings)) as LocalModel;
+    const cuts = windowCuts(y.length, 4, 5);
+    const all = await runMembers([{ name: 'theta', model: theta }], [seriesTask], [], 5);
+    const kept = theta.reuse!.fit(windowTask(seriesTask, cuts[0]));
+    cuts.forEach((cut, w) => {
+      const carried = theta.reuse!.forecast(kept, {
+        ...windowTask(seriesTask, cut),
+        refit: { fcd: cuts[0], history: y.subarray(0, cuts[0]), since: cut - cuts[0] },
+      });
+      expect(all.runs[0].windows[0][w]).toEqual(carried.mean);
+    });
+    // The carried fit is not a fresh one: the last window differs from a fit of its own.
+    const fresh = theta.forecast(windowTask(seriesTask, cuts[4])).mean;
+    expect(all.runs[0].windows[0][4]).not.toEqual(fresh);
+    const pooled = await runMembers(
+      [{ name: 'theta', model: theta }],
+      Array.from({ length: 30 }, (_, i) => task(y.subarray(0, 40 + i), 4, 1)),
+      [],
+      5,
+      'earliest-and-last',
+    );
+    expect(pooled.runs[0].windows[20]).toEqual([theta.forecast(windowTask(seriesTask, 40)).mean, theta.forecast(windowTask(seriesTask, 56)).mean]);
+  });
+
   test('a member refusing the windows sits the series out; one refusing everything too; none left is a model input error', async () => {
     // Season 8 with 10 observations: seasonal naive forecasts the whole history but no window (cuts 1, 4, 7).
     const short = trend(10);

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { aarima } from '../../models/families/arima/aarima.ts';
 import { aets } from '../../models/families/ets/aets.ts';
-import { mstl } from '../../models/families/mstl/mstl.ts';
+import { fitMstl, forecastWithMstl, mstl } from '../../models/families/mstl/mstl.ts';
 import { mstlDecompose, seasonalForecast, usablePeriods } from '../../models/families/mstl/mstl-decomposition.ts';
 import { ModelInputError } from '../../models/contract/model-interface.ts';
 
@@ -80,5 +80,64 @@ describe('mstl against statsforecast MSTL', () => {
 
   it('refuses a history of fewer than 2 observations', () => {
     expect(() => mstl.forecast({ history: Float64Array.of(1), horizon: 2, quantiles: [], seasonLength: 24 })).toThrow(ModelInputError);
+  });
+});
+
+describe('mstl reuse between backtest refits and ensemble windows', () => {
+  const c = cases.find((k) => k.id === 'sim-hourly-two-seasons')!;
+  const y = Float64Array.from(c.y);
+  const at = (n: number, quantiles: number[] = [0.1, 0.9]) => ({
+    history: y.subarray(0, n),
+    horizon: c.h,
+    quantiles,
+    seasonLength: 24,
+    seasonLengths: c.periods,
+  });
+  const fitEnd = y.length - 60;
+  const kept = fitMstl(at(fitEnd))!;
+
+  it('a fit kept on the same history forecasts exactly as a fresh forecast', () => {
+    expect(forecastWithMstl(kept, at(fitEnd))).toEqual(mstl.forecast(at(fitEnd)));
+    expect(mstl.reuse!.forecast(mstl.reuse!.fit(at(fitEnd)), at(fitEnd))).toEqual(mstl.forecast(at(fitEnd)));
+  });
+
+  it('a later history keeps the cycles and the trend fit: the new observations less the cycles move the trend states', () => {
+    const since = 30;
+    const later = { ...at(fitEnd + since), refit: { fcd: fitEnd, history: y.subarray(0, fitEnd), since } };
+    const reused = forecastWithMstl(kept, later);
+    const fresh = mstl.forecast(at(fitEnd + since));
+    expect(reused.mean).not.toEqual(fresh.mean);
+    // By hand: the decomposition at the fit, its last cycles continued past it.
+    const d = mstlDecompose(y.subarray(0, fitEnd), c.periods);
+    const cycles = (t: number) => d.seasonals.reduce((sum, { period, values }) => sum + values[fitEnd - period + ((t - fitEnd) % period)], 0);
+    const adjusted = Float64Array.from({ length: fitEnd + since }, (_, t) => (t < fitEnd ? d.adjusted[t] : y[t] - cycles(t)));
+    const trendFit = aets.reuse!.fit({ history: d.adjusted, horizon: c.h, quantiles: [], seasonLength: 1 });
+    const rest = aets.reuse!.forecast(trendFit, {
+      history: adjusted,
+      horizon: c.h,
+      quantiles: [0.1, 0.9],
+      seasonLength: 1,
+      refit: { fcd: fitEnd, history: d.adjusted, since },
+    });
+    expectClose(
+      reused.mean,
+      Array.from(rest.mean, (v, j) => v + cycles(fitEnd + since + j)),
+      1e-12,
+    );
+    expectClose(
+      reused.quantiles[0],
+      Array.from(rest.quantiles[0], (v, j) => v + cycles(fitEnd + since + j)),
+      1e-12,
+    );
+  });
+
+  it('fits afresh where the history does not extend the fit, and keeps no fit with an aarima trend', () => {
+    const shorter = { ...at(fitEnd - 10), refit: { fcd: fitEnd, history: y.subarray(0, fitEnd), since: 5 } };
+    expect(forecastWithMstl(kept, shorter)).toEqual(mstl.forecast(at(fitEnd - 10)));
+    const arima = { ...at(fitEnd), options: { trendModel: 'aarima' } };
+    expect(fitMstl(arima)).toBeNull();
+    expect(forecastWithMstl(null, { ...arima, history: y, refit: { fcd: fitEnd, history: y.subarray(0, fitEnd), since: 60 } }).mean).toEqual(
+      mstl.forecast({ ...arima, history: y }).mean,
+    );
   });
 });

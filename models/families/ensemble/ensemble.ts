@@ -153,7 +153,9 @@ export async function runMembers(
   const poolable = ran === 'earliest-and-last' ? mayPool(tasks, (i) => (cuts[i].length >= 2 ? cuts[i][cuts[i].length - 1] : null)) : [];
   const run = cuts.map((c, i) => cutsToRun(c, ran, poolable[i] ?? false));
   const runs: MemberRun[] = [];
-  for (const member of members) runs.push(await runMember(member, withMemberOptions(member.name, tasks), run, context));
+  // Fits carried from the earliest window where every window runs (weights, conformal quantiles);
+  // a pool's last window stands in for the final forecast, so it keeps a fit of its own.
+  for (const member of members) runs.push(await runMember(member, withMemberOptions(member.name, tasks), run, context, ran === 'all'));
   return { cuts, runs, ran };
 }
 

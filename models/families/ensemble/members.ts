@@ -1,6 +1,7 @@
 import {
   ModelInputError,
   type ContextSeries,
+  type FitReuse,
   type ForecastOutput,
   type ForecastTask,
   type GlobalBatchOptions,
@@ -80,11 +81,24 @@ function refusal(err: unknown): string {
   throw err;
 }
 
+/**
+ * A local member's window forecasts of one task from one fit: fitted at the earliest window, its
+ * states run through the observations since for each later one, as between a backtest's refits
+ * (LocalModel.reuse). The windows then cost one fit, not one each
+ * (docs/decisions/082-ensemble-windows-carry-one-fit.md).
+ */
+function carriedWindows(reuse: FitReuse<unknown>, task: ForecastTask, cuts: readonly number[]): Float64Array[] {
+  const fitHistory = task.history.subarray(0, cuts[0]);
+  const fitted = reuse.fit(windowTask(task, cuts[0]));
+  return cuts.map((cut) => reuse.forecast(fitted, { ...windowTask(task, cut), refit: { fcd: cuts[0], history: fitHistory, since: cut - cuts[0] } }).mean);
+}
+
 export async function runMember(
   member: Member,
   tasks: readonly ForecastTask[],
   cuts: readonly number[][],
   context: readonly ContextSeries[],
+  carryFit = false,
 ): Promise<MemberRun> {
   const { model } = member;
   let reason: string | null = null;
@@ -118,6 +132,12 @@ export async function runMember(
     }
   };
   const full = tasks.map((task) => attempt(() => model.forecast(task)));
-  const windows = tasks.map((task, i) => cuts[i].map((cut) => (full[i] ? attempt(() => model.forecast(windowTask(task, cut)).mean) : null)));
+  const { reuse } = model;
+  const windows = tasks.map((task, i) => {
+    if (!full[i]) return cuts[i].map(() => null);
+    // Where the earliest window refuses the fit, each window is tried on its own.
+    const carried = carryFit && reuse && cuts[i].length >= 2 ? attempt(() => carriedWindows(reuse, task, cuts[i])) : null;
+    return carried ?? cuts[i].map((cut) => attempt(() => model.forecast(windowTask(task, cut)).mean));
+  });
   return { full, windows, refusal: reason };
 }

@@ -1,7 +1,7 @@
 import { aarima } from '../arima/aarima.ts';
 import { aets } from '../ets/aets.ts';
 import { mstlOptions } from './mstl-config.ts';
-import { mstlDecompose, seasonalForecast } from './mstl-decomposition.ts';
+import { mstlDecompose, seasonalForecast, type Mstl } from './mstl-decomposition.ts';
 import { ModelInputError, type ForecastOutput, type ForecastTask, type LocalModel } from '../../contract/model-interface.ts';
 
 /**
@@ -11,27 +11,106 @@ import { ModelInputError, type ForecastOutput, type ForecastTask, type LocalMode
  * model, `aets` by default (statsforecast: AutoETS 'ZZN') or `aarima`, and each seasonal
  * component by its last cycle repeated. The quantiles are the trend model's, shifted by the
  * seasonal forecast: the seasonal components are taken as known, as the reference does.
+ *
+ * Between refits of a backtest (`reuse`), and in an ensemble's later windows, the fit is kept:
+ * each seasonal component's last cycle and the trend model's fit. Observations since the fit lose
+ * those cycles continued, the trend model's states run through what remains, and the forecast adds
+ * the cycles continued again. The decomposition and the trend model's selection are most of a fit's
+ * cost (docs/decisions/082-ensemble-windows-carry-one-fit.md). A trend model that keeps no fit
+ * (`aarima`) is fitted afresh.
  */
 
 const TREND_MODELS = { aets, aarima } as const;
 export type MstlTrendModel = keyof typeof TREND_MODELS;
 
-export function mstlForecast(task: ForecastTask): ForecastOutput {
-  const { history, horizon } = task;
+/** What a kept fit holds: the deseasonalised history, each component's last cycle, the trend model's fit. */
+export interface MstlFit {
+  readonly adjusted: Float64Array;
+  readonly cycles: readonly Float64Array[];
+  readonly trend: unknown;
+}
+
+function checkTask({ history, horizon }: ForecastTask): void {
   if (history.length < 2) throw new ModelInputError(`mstl needs at least 2 observations of history; got ${history.length}`);
   if (!(Number.isInteger(horizon) && horizon >= 1)) throw new ModelInputError(`mstl needs a whole horizon of at least 1; got ${horizon}`);
-  const decomposition = mstlDecompose(history, task.seasonLengths ?? [task.seasonLength]);
-  const trendModel = TREND_MODELS[mstlOptions(task).trendModel];
-  const rest = trendModel.forecast({
+}
+
+/** The task's decomposition and the non-seasonal task its trend model forecasts (or fits). */
+function split(task: ForecastTask): { decomposition: Mstl; rest: ForecastTask } {
+  checkTask(task);
+  const decomposition = mstlDecompose(task.history, task.seasonLengths ?? [task.seasonLength]);
+  const rest: ForecastTask = {
     history: decomposition.adjusted,
-    horizon,
+    horizon: task.horizon,
     quantiles: task.quantiles,
     seasonLength: 1,
     ...(task.covariates && { covariates: task.covariates }),
-  });
+  };
+  return { decomposition, rest };
+}
+
+/** The trend model's forecast shifted by the seasonal components' own. */
+function addSeasons(decomposition: Mstl, rest: ForecastOutput, horizon: number): ForecastOutput {
   const seasonal = seasonalForecast(decomposition, horizon);
   const shift = (values: Float64Array) => values.map((v, j) => v + seasonal[j]);
   return { mean: shift(rest.mean), quantiles: rest.quantiles.map(shift) };
 }
 
-export const mstl: LocalModel = { name: 'mstl', forecast: mstlForecast };
+const trendModel = (task: ForecastTask) => TREND_MODELS[mstlOptions(task).trendModel];
+
+export function mstlForecast(task: ForecastTask): ForecastOutput {
+  const { decomposition, rest } = split(task);
+  return addSeasons(decomposition, trendModel(task).forecast(rest), task.horizon);
+}
+
+export function fitMstl(task: ForecastTask): MstlFit | null {
+  const reuse = trendModel(task).reuse;
+  if (!reuse) return null;
+  const { decomposition, rest } = split(task);
+  const n = task.history.length;
+  return {
+    adjusted: decomposition.adjusted,
+    cycles: decomposition.seasonals.map(({ period, values }) => values.slice(n - period)),
+    trend: reuse.fit(rest),
+  };
+}
+
+/** The kept cycles continued over the `count` steps after the fit's history, summed. */
+function continuedCycles(cycles: readonly Float64Array[], count: number): Float64Array {
+  const out = new Float64Array(count);
+  for (const cycle of cycles) for (let j = 0; j < count; j++) out[j] += cycle[j % cycle.length];
+  return out;
+}
+
+/**
+ * Forecasts a later history, `refit.since` observations past the fit, with a kept fit. Without
+ * those observations in the history, or without a fit, it fits afresh.
+ */
+export function forecastWithMstl(fitted: MstlFit | null, task: ForecastTask): ForecastOutput {
+  checkTask(task);
+  const reuse = trendModel(task).reuse;
+  const since = task.refit?.since ?? 0;
+  const { history, horizon } = task;
+  if (fitted === null || !reuse || since > history.length || history.length - since !== fitted.adjusted.length) return mstlForecast(task);
+  const seasonal = continuedCycles(fitted.cycles, since + horizon);
+  const fitLength = fitted.adjusted.length;
+  const adjusted = new Float64Array(fitLength + since);
+  adjusted.set(fitted.adjusted);
+  for (let t = 0; t < since; t++) adjusted[fitLength + t] = history[fitLength + t] - seasonal[t];
+  const rest = reuse.forecast(fitted.trend, {
+    history: adjusted,
+    horizon,
+    quantiles: task.quantiles,
+    seasonLength: 1,
+    ...(task.covariates && { covariates: task.covariates }),
+    refit: { fcd: task.refit?.fcd ?? 0, history: fitted.adjusted, since },
+  });
+  const shift = (values: Float64Array) => values.map((v, j) => v + seasonal[since + j]);
+  return { mean: shift(rest.mean), quantiles: rest.quantiles.map(shift) };
+}
+
+export const mstl: LocalModel = {
+  name: 'mstl',
+  forecast: mstlForecast,
+  reuse: { fit: fitMstl, forecast: forecastWithMstl as (fitted: unknown, task: ForecastTask) => ForecastOutput },
+};
