@@ -10,7 +10,7 @@
 #
 # The first argument names a file of tools/export/, the second the Python version that creates
 # the environment (python<version> on the PATH, else pyenv's; default: python3). Prints the
-# environment's python on stdout.
+# environment's python on stdout (scripts/python-venv.sh).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 file="${1:?usage: scripts/ensure-onnx-reference.sh <requirements file of tools/export/> [python]}"
@@ -28,13 +28,4 @@ requirements="$root/tools/export/$(basename "$file")"
 # requirements.txt -> onnx-reference, requirements-timesfm2.txt -> onnx-reference-timesfm2
 suffix="$(basename "$requirements" .txt)"
 suffix="${suffix#requirements}"
-key="$( (cat "$requirements"; [ -z "$version" ] || echo "python $version") | sha256sum | cut -c1-12)"
-venv="${XDG_CACHE_HOME:-$HOME/.cache}/forecasting-service/venvs/onnx-reference${suffix}-$key"
-if [ ! -x "$venv/bin/python" ] || [ ! -f "$venv/.complete" ]; then
-  echo "Installing $(basename "$requirements") into $venv (first run only; torch brings several GB of wheels, minutes)..." >&2
-  rm -rf "$venv"
-  "$interpreter" -m venv "$venv"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$requirements" >&2
-  touch "$venv/.complete"
-fi
-echo "$venv/bin/python"
+PYTHON="$interpreter" exec bash "$root/scripts/python-venv.sh" "onnx-reference${suffix}" "$requirements" "${version:+python $version}"
