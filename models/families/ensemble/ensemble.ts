@@ -44,10 +44,11 @@ export type Combining = Pick<EnsembleProfile, 'combination' | 'intervals'>;
 
 /**
  * Long or strongly seasonal series of one season (M4 Weekly, BENCHMARKS.md "ensemble"): the
- * statistical models cheap enough to fit six times on a long history, and svc-global, weighted by
- * their window errors, which there rest on hundreds of points and push weak members down. aarima
- * is left out: its seasonal search is slow on long series, six times over; ces made neither set
- * better. Conformal quantiles from the windows cover as they should there
+ * statistical models cheap enough to fit on a long history (each fits twice: its windows carry
+ * the earliest one's fit, runMembers), and svc-global, weighted by their window errors, which
+ * there rest on hundreds of points and push weak members down. aarima is left out: its seasonal
+ * search is slow on long series, and it keeps no fit, so it would search six times; ces made
+ * neither set better. Conformal quantiles from the windows cover as they should there
  * (docs/decisions/004-ensemble-profile-per-series.md). Histories with several seasons (hourly
  * data) get MULTI_SEASONAL_PROFILE (multi-seasonal.ts).
  */
