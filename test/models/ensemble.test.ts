@@ -25,7 +25,7 @@ const task = (history: Float64Array, horizon: number, seasonLength: number, quan
 });
 
 describe('ensemble combination numerics', () => {
-  test('inverse mean-squared-error weights; an exact member takes all the weight; mean and median', () => {
+  test('weights inverse to the squared mean absolute error; an exact member takes all the weight; mean and median', () => {
     const actual = [Float64Array.of(1, 2), Float64Array.of(3, 4)];
     const errors = windowErrors(
       [
@@ -35,6 +35,8 @@ describe('ensemble combination numerics', () => {
       actual,
     );
     expect(errors).toEqual([1, 9]);
+    // One spike: mean absolute error 1.5, squared 2.25, where the mean squared error would be 9.
+    expect(windowErrors([[Float64Array.of(1, 2), Float64Array.of(3, 10)]], actual)).toEqual([2.25]);
     const [a, b] = memberWeights('weighted', errors);
     expect(a).toBeCloseTo(0.9, 15);
     expect(b).toBeCloseTo(0.1, 15);
@@ -81,14 +83,15 @@ describe('ensemble combination numerics', () => {
 
 describe('ensemble model', () => {
   test('weights come from window errors and quantiles from the combined windows (worked by hand on a trend)', async () => {
-    // y = t, horizon 3, season 4. In every window naive errs by j + 1 (mean square 14/3), seasonal
-    // naive by 4 (16): weights 24/31 and 7/31. The combination errs by (24 j + 52) / 31 in every
-    // window, so with 5 windows its 10%/90% conformal quantiles sit exactly that far from the mean.
+    // y = t, horizon 3, season 4. In every window naive errs by j + 1 (mean absolute error 2,
+    // squared 4), seasonal naive by 4 (16): weights 4/5 and 1/5. The combination errs by
+    // (4 j + 8) / 5 in every window, so with 5 windows its 10%/90% conformal quantiles sit exactly
+    // that far from the mean.
     const n = 40;
     const [out] = await ensemble.forecastBatch([task(trend(n), 3, 4)], [], options(['naive', 'seasonal-naive']));
     for (let j = 0; j < 3; j++) {
-      const mean = (24 / 31) * (n - 1) + (7 / 31) * (n - 4 + j);
-      const spread = (24 * j + 52) / 31;
+      const mean = (4 / 5) * (n - 1) + (1 / 5) * (n - 4 + j);
+      const spread = (4 * j + 8) / 5;
       expect(out.mean[j]).toBeCloseTo(mean, 12);
       expect(out.quantiles[0][j]).toBeCloseTo(mean - spread, 12);
       expect(out.quantiles[1][j]).toBeCloseTo(mean + spread, 12);
@@ -98,7 +101,7 @@ describe('ensemble model', () => {
   });
 
   test("`members` quantiles: each member's offsets from its mean, weighted as the means, around the combined mean", async () => {
-    // The trend of the first test: weights 24/31 (naive) and 7/31 (seasonal naive).
+    // The trend of the first test: weights 4/5 (naive) and 1/5 (seasonal naive).
     const t = task(trend(40), 3, 4, [0.1, 0.5, 0.9]);
     const [out] = await ensemble.forecastBatch([t], [], options(['naive', 'seasonal-naive'], 'weighted', 5, 'members'));
     const [conformal] = await ensemble.forecastBatch([t], [], options(['naive', 'seasonal-naive'], 'weighted', 5, 'conformal'));
@@ -107,7 +110,7 @@ describe('ensemble model', () => {
     const [a, b] = [await own('naive'), await own('seasonal-naive')];
     for (let q = 0; q < 3; q++)
       for (let j = 0; j < 3; j++) {
-        const offset = (24 / 31) * (a.quantiles[q][j] - a.mean[j]) + (7 / 31) * (b.quantiles[q][j] - b.mean[j]);
+        const offset = (4 / 5) * (a.quantiles[q][j] - a.mean[j]) + (1 / 5) * (b.quantiles[q][j] - b.mean[j]);
         expect(out.quantiles[q][j]).toBeCloseTo(out.mean[j] + offset, 12);
       }
     expect(out.quantiles[0][2]).toBeLessThan(out.quantiles[1][2]);

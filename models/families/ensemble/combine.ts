@@ -8,27 +8,32 @@ import type { Combination, EnsembleIntervals } from '../../contract/model-interf
 
 /**
  * `mean`: equal weights. `median`: the members' median at each step (robust to one member gone
- * wrong). `weighted`: weights inversely proportional to each member's mean squared error over the
- * validation windows (Bates and Granger's combination), the long-series default. Why each profile
- * combines as it does: docs/decisions/004-ensemble-profile-per-series.md.
+ * wrong). `weighted`: weights inversely proportional to each member's error variance over the
+ * validation windows (Bates and Granger's combination), the long-series default. The variance is
+ * read as the squared mean absolute error, not the mean squared error: one window's spike then
+ * does not decide the weights (docs/decisions/083-ensemble-weights-from-absolute-errors.md). Why
+ * each profile combines as it does: docs/decisions/004-ensemble-profile-per-series.md.
  */
 export const COMBINATIONS: readonly Combination[] = ['mean', 'median', 'weighted'];
 
 /** Where the quantiles come from: the combination's window errors, the members' own quantiles (memberQuantiles), or errors pooled across series (pooled-calibration.ts). */
 export const ENSEMBLE_INTERVALS: readonly EnsembleIntervals[] = ['conformal', 'members', 'pooled'];
 
-/** Each member's mean squared error over the windows' steps (windows[member][window][step] against actual[window][step]). */
+/**
+ * Each member's error variance over the windows' steps, read robustly: its mean absolute error,
+ * squared (windows[member][window][step] against actual[window][step]).
+ */
 export function windowErrors(windows: readonly (readonly Float64Array[])[], actual: readonly Float64Array[]): number[] {
   return windows.map((byWindow) => {
     let sum = 0;
     let count = 0;
     byWindow.forEach((forecast, w) =>
       forecast.forEach((v, j) => {
-        sum += (v - actual[w][j]) ** 2;
+        sum += Math.abs(v - actual[w][j]);
         count++;
       }),
     );
-    return count > 0 ? sum / count : NaN;
+    return count > 0 ? (sum / count) ** 2 : NaN;
   });
 }
 

@@ -28,7 +28,7 @@ export const ensembleConfig = modelConfig(
       .enum(COMBINATIONS)
       .optional()
       .meta({
-        description: `\`weighted\`: each member weighted by the inverse of its mean squared error in the validation windows of the series' own history; \`mean\`: equal weights; \`median\`: the members' median at each step. Left out: \`${SHORT_SERIES_PROFILE.combination}\` for ${shortSeries}, \`${LONG_SERIES_PROFILE.combination}\` for the others.`,
+        description: `\`weighted\`: each member weighted by the inverse of its squared mean absolute error in the validation windows of the series' own history; \`mean\`: equal weights; \`median\`: the members' median at each step. Left out: \`${SHORT_SERIES_PROFILE.combination}\` for ${shortSeries}, \`${LONG_SERIES_PROFILE.combination}\` for the others.`,
       }),
     intervals: z
       .enum(ENSEMBLE_INTERVALS)
