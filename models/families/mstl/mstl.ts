@@ -35,24 +35,27 @@ function checkTask({ history, horizon }: ForecastTask): void {
   if (!(Number.isInteger(horizon) && horizon >= 1)) throw new ModelInputError(`mstl needs a whole horizon of at least 1; got ${horizon}`);
 }
 
-/** The task's decomposition and the non-seasonal task its trend model forecasts (or fits). */
-function split(task: ForecastTask): { decomposition: Mstl; rest: ForecastTask } {
-  checkTask(task);
-  const decomposition = mstlDecompose(task.history, task.seasonLengths ?? [task.seasonLength]);
-  const rest: ForecastTask = {
-    history: decomposition.adjusted,
+/** The non-seasonal task the trend model forecasts (or fits): the task's deseasonalised history. */
+function trendTask(task: ForecastTask, adjusted: Float64Array): ForecastTask {
+  return {
+    history: adjusted,
     horizon: task.horizon,
     quantiles: task.quantiles,
     seasonLength: 1,
     ...(task.covariates && { covariates: task.covariates }),
   };
-  return { decomposition, rest };
 }
 
-/** The trend model's forecast shifted by the seasonal components' own. */
-function addSeasons(decomposition: Mstl, rest: ForecastOutput, horizon: number): ForecastOutput {
-  const seasonal = seasonalForecast(decomposition, horizon);
-  const shift = (values: Float64Array) => values.map((v, j) => v + seasonal[j]);
+/** The task's decomposition and the trend model's task. */
+function split(task: ForecastTask): { decomposition: Mstl; rest: ForecastTask } {
+  checkTask(task);
+  const decomposition = mstlDecompose(task.history, task.seasonLengths ?? [task.seasonLength]);
+  return { decomposition, rest: trendTask(task, decomposition.adjusted) };
+}
+
+/** The trend model's forecast shifted by the seasonal forecast, read from `seasonal[offset]` on. */
+function addSeasons(rest: ForecastOutput, seasonal: Float64Array, offset = 0): ForecastOutput {
+  const shift = (values: Float64Array) => values.map((v, j) => v + seasonal[offset + j]);
   return { mean: shift(rest.mean), quantiles: rest.quantiles.map(shift) };
 }
 
@@ -60,7 +63,7 @@ const trendModel = (task: ForecastTask) => TREND_MODELS[mstlOptions(task).trendM
 
 export function mstlForecast(task: ForecastTask): ForecastOutput {
   const { decomposition, rest } = split(task);
-  return addSeasons(decomposition, trendModel(task).forecast(rest), task.horizon);
+  return addSeasons(trendModel(task).forecast(rest), seasonalForecast(decomposition, task.horizon));
 }
 
 export function fitMstl(task: ForecastTask): MstlFit | null {
@@ -91,22 +94,14 @@ export function forecastWithMstl(fitted: MstlFit | null, task: ForecastTask): Fo
   const reuse = trendModel(task).reuse;
   const since = task.refit?.since ?? 0;
   const { history, horizon } = task;
-  if (fitted === null || !reuse || since > history.length || history.length - since !== fitted.adjusted.length) return mstlForecast(task);
+  if (fitted === null || !reuse || history.length - since !== fitted.adjusted.length) return mstlForecast(task);
   const seasonal = continuedCycles(fitted.cycles, since + horizon);
   const fitLength = fitted.adjusted.length;
   const adjusted = new Float64Array(fitLength + since);
   adjusted.set(fitted.adjusted);
   for (let t = 0; t < since; t++) adjusted[fitLength + t] = history[fitLength + t] - seasonal[t];
-  const rest = reuse.forecast(fitted.trend, {
-    history: adjusted,
-    horizon,
-    quantiles: task.quantiles,
-    seasonLength: 1,
-    ...(task.covariates && { covariates: task.covariates }),
-    refit: { fcd: task.refit?.fcd ?? 0, history: fitted.adjusted, since },
-  });
-  const shift = (values: Float64Array) => values.map((v, j) => v + seasonal[since + j]);
-  return { mean: shift(rest.mean), quantiles: rest.quantiles.map(shift) };
+  const rest = reuse.forecast(fitted.trend, { ...trendTask(task, adjusted), refit: { fcd: task.refit?.fcd ?? 0, history: fitted.adjusted, since } });
+  return addSeasons(rest, seasonal, since);
 }
 
 export const mstl: LocalModel = {
