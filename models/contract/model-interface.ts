@@ -151,7 +151,8 @@ export type Combination = 'mean' | 'median' | 'weighted';
 /**
  * Where an ensemble's quantiles come from: `conformal`, the combination's own errors in the
  * validation windows; `members`, the members' own quantiles, each taken as an offset from its
- * mean and combined with the members' weights around the combined mean; `pooled`, each series'
+ * mean and combined with the members' weights around the combined mean (on a series without a
+ * season, the mixture of their distributions: member-mixture.ts); `pooled`, each series'
  * last-window errors, scaled and pooled across the request's series of one season and horizon
  * (models/families/ensemble/pooled-calibration.ts).
  */

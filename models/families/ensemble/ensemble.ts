@@ -1,5 +1,6 @@
 import { conformalQuantiles } from '../../numerics/conformal.ts';
 import { combine, memberQuantiles, memberWeights, windowErrors } from './combine.ts';
+import { memberLevels, mixesMembers, mixtureQuantiles } from './member-mixture.ts';
 import { mayPool, pooledQuantiles, pooledScores, type LastWindow, type PoolCalibration } from './pooled-calibration.ts';
 import { runMember, windowCuts, type Member, type MemberModel, type MemberRun } from './members.ts';
 import { MULTI_SEASONAL_PROFILE, multiSeasonal } from './multi-seasonal.ts';
@@ -22,7 +23,8 @@ import {
  * members' window errors give the weights (models/families/ensemble/combine.ts). Quantiles come
  * from one of three places, by the series' profile unless the request names one: the combined
  * forecast's window errors (conformal quantiles, models/numerics/conformal.ts: on long histories
- * the windows hold hundreds of points); the members' own quantiles around the combined mean; or
+ * the windows hold hundreds of points); the members' own quantiles around the combined mean (their
+ * mixture on a series without a season, member-mixture.ts); or
  * the last-window errors of many series pooled (pooled-calibration.ts: a short history's own
  * windows hold too few errors, and the early ones train on a fraction of it). Figures:
  * BENCHMARKS.md, "ensemble on short series".
@@ -65,7 +67,8 @@ export const LONG_SERIES_PROFILE: EnsembleProfile = {
  * history of a few dozen points train on a fraction of it, so weights learned there are noise
  * more than signal (the forecast combination puzzle), and the equal mean of these six forecast
  * short series better than the long profile. Quantiles: pooled across the request's series where
- * there are many of different periods, else the members' own, averaged around the mean
+ * there are many of different periods, else the members' own, averaged around the mean (mixed
+ * where the series has no season)
  * (docs/decisions/004-ensemble-profile-per-series.md, 005-ensemble-windows-and-quantiles.md,
  * 058-pooled-calibration-of-short-series.md).
  */
@@ -156,7 +159,9 @@ export async function runMembers(
   const runs: MemberRun[] = [];
   // Fits carried from the earliest window where every window runs (weights, conformal quantiles);
   // a pool's last window stands in for the final forecast, so it keeps a fit of its own.
-  for (const member of members) runs.push(await runMember(member, withMemberOptions(member.name, tasks), run, context, ran === 'all'));
+  // Where the members' distributions are mixed, each is read at a grid of levels too (memberLevels).
+  const asked = tasks.map((task) => (mixesMembers(task) ? { ...task, quantiles: memberLevels(task) } : task));
+  for (const member of members) runs.push(await runMember(member, withMemberOptions(member.name, asked), run, context, ran === 'all'));
   return { cuts, runs, ran };
 }
 
@@ -223,19 +228,10 @@ export function combineTask(
   if (validated.length === 0 || windowCount < 2) {
     const outputs = able.map(full);
     const equal = outputs.map(() => 1 / outputs.length);
+    const means = outputs.map((o) => o.mean);
     return {
-      mean: combine(
-        combination === 'median' ? 'median' : 'mean',
-        outputs.map((o) => o.mean),
-        equal,
-      ),
-      quantiles: task.quantiles.map((_, q) =>
-        combine(
-          'mean',
-          outputs.map((o) => o.quantiles[q]),
-          equal,
-        ),
-      ),
+      mean: combine(combination === 'median' ? 'median' : 'mean', means, equal),
+      quantiles: ownQuantiles(task, combine('mean', means, equal), outputs, equal),
     };
   }
   const weights = combinedWeights(task, i, runs, combination, validated);
@@ -246,7 +242,7 @@ export function combineTask(
   );
   const calibration = intervals === 'pooled' ? (pool?.(i) ?? null) : null;
   if (calibration !== null) return { mean, quantiles: pooledQuantiles(task, mean, calibration) };
-  if (intervals !== 'conformal') return { mean, quantiles: memberQuantiles(mean, validated.map(full), weights) };
+  if (intervals !== 'conformal') return { mean, quantiles: ownQuantiles(task, mean, validated.map(full), weights) };
   const { history, horizon } = task;
   const actual = cuts[i].map((cut) => history.subarray(cut, cut + horizon));
   const byMember = validated.map((k) => runs.runs[k].windows[i] as Float64Array[]);
@@ -260,6 +256,14 @@ export function combineTask(
     for (let j = 0; j < horizon; j++) errors[j][w] = Math.abs(combined[j] - actual[w][j]);
   }
   return { mean, quantiles: conformalQuantiles(mean, errors, task.quantiles) };
+}
+
+/**
+ * The members' own quantiles around `mean`, at the task's levels: the mixture of their
+ * distributions for a series without a season (member-mixture.ts), else their offsets averaged.
+ */
+function ownQuantiles(task: ForecastTask, mean: Float64Array, outputs: readonly ForecastOutput[], weights: readonly number[]): Float64Array[] {
+  return mixesMembers(task) ? mixtureQuantiles(mean, outputs, weights, memberLevels(task), task.quantiles) : memberQuantiles(mean, outputs, weights);
 }
 
 /** Combines every task of a group run together: pooled quantiles pool over the group's tasks. */
