@@ -84,6 +84,29 @@ describe('svc-global', () => {
     expect(inside / (data.length * horizon)).toBeGreaterThan(0.6);
   });
 
+  test('the final model learns from the held-out horizon: a covariate seen only there moves the forecast', async () => {
+    // A promotion adds 8 on alternate hours of each series' last 6 observed hours and of the 6 to
+    // come, never before. The held-out fit cannot learn it; the refit on every row can.
+    const horizon = 6;
+    const length = 200;
+    const random = rng(5);
+    const end = Date.UTC(2024, 0, 1);
+    const promo = (t: number) => (t >= length - horizon && t % 2 === 0 ? 1 : 0);
+    const tasks: ForecastTask[] = Array.from({ length: 40 }, (_, i) => {
+      const level = 30 + i;
+      const history = Float64Array.from({ length }, (_, t) => level + 8 * promo(t) + random() * 2);
+      const times = Float64Array.from({ length: length + horizon }, (_, t) => end - (length - 1 - t) * HOUR);
+      const future = { promo: Array.from({ length: length + horizon }, (_, t) => promo(t)) };
+      return { history, horizon, quantiles: [], seasonLength: 1, seriesIndex: i, times, covariates: { hist: {}, future, static: {} } };
+    });
+    const out = await svcGlobal.forecastBatch(tasks, []);
+    let lift = 0;
+    out.forEach(({ mean }) => {
+      for (let j = 0; j < horizon; j++) lift += (promo(length + j) ? 1 : -1) * mean[j];
+    });
+    expect(lift / (out.length * (horizon / 2))).toBeGreaterThan(4);
+  });
+
   test('is deterministic', async () => {
     const data = hourly(3, 24 * 10, 6);
     const tasks = data.map((s, i) => task(s, i, 6));

@@ -27,8 +27,8 @@ export interface SvcGlobalOptions {
   readonly maxModels: number;
   /** Training rows per model at most; beyond it rows are sampled uniformly (held-out rows all kept). */
   readonly maxRows: number;
-  /** Refit on all rows when rows x rounds stays under this. */
-  readonly refitRowRounds: number;
+  /** Training rows of the held-out fit at most, sampled uniformly from those kept: it only chooses the rounds and calibrates. */
+  readonly maxStoppingRows: number;
   /** Series whose held-out horizon calibrates the quantiles, at most. */
   readonly maxCalibrationSeries: number;
 }
@@ -39,7 +39,7 @@ export const DEFAULT_OPTIONS: SvcGlobalOptions = {
   params: { ...DEFAULT_PARAMS, numLeaves: 63, learningRate: 0.12, rounds: 500, minDataInLeaf: 20, featureFraction: 0.6, baggingFraction: 0.5 },
   maxModels: 3,
   maxRows: 300_000,
-  refitRowRounds: 20_000_000,
+  maxStoppingRows: 100_000,
   maxCalibrationSeries: 2000,
 };
 
@@ -153,8 +153,10 @@ interface TrainingRow {
  * enough are held out; the model trained without them (boosting stopped early on their one-step
  * error) forecasts them recursively, and the errors, scaled by each series' scale, give per
  * horizon step the empirical quantiles added to the forecast mean (scaled by the forecast series'
- * scale). Then the model is refitted on all rows with the rounds early stopping chose, when the
- * request is small enough for the refit to pay (`refitRowRounds`).
+ * scale). Then the model is refitted on all rows with the rounds early stopping chose: the held-out
+ * horizon is each series' latest data, the most telling for what follows. The held-out fit only
+ * chooses the rounds and calibrates, so it trains on a sample of the rows (`maxStoppingRows`)
+ * (docs/decisions/085-svc-global-refits-on-every-row.md).
  */
 function fitGroup(all: SeriesData[], baseSchema: Schema, cutoff: number, levels: readonly number[], options: SvcGlobalOptions, seed: number) {
   const { m, horizon } = baseSchema;
@@ -202,21 +204,22 @@ function fitGroup(all: SeriesData[], baseSchema: Schema, cutoff: number, levels:
   let model: Booster;
   let errors: Float64Array[] = [];
   if (validIdx.length > 0 && trainIdx.length > 0) {
-    const fit = fitGbdt(data, targets, Uint32Array.from(trainIdx), params, Uint32Array.from(validIdx));
+    const sample = rng(seed ^ 0x5709);
+    const share = options.maxStoppingRows / trainIdx.length;
+    const stopping = share >= 1 ? trainIdx : trainIdx.filter(() => sample() < share);
+    const fit = fitGbdt(data, targets, Uint32Array.from(stopping), params, Uint32Array.from(validIdx));
     model = fit.booster;
     const random = rng(seed ^ 0xc0ffee);
     const chosen =
       calibration.length <= options.maxCalibrationSeries ? calibration : calibration.filter(() => random() < options.maxCalibrationSeries / calibration.length);
     const forecasts = forecastRecursive(model, schema, chosen, horizon);
     errors = chosen.map(({ s, n, scale }, i) => Float64Array.from(forecasts[i], (f, j) => (s.values[n + j] - f) / scale));
-    if (kept.length * fit.rounds <= options.refitRowRounds) {
-      model = fitGbdt(
-        data,
-        targets,
-        Uint32Array.from(kept, (_, i) => i),
-        { ...params, rounds: fit.rounds },
-      ).booster;
-    }
+    model = fitGbdt(
+      data,
+      targets,
+      Uint32Array.from(kept, (_, i) => i),
+      { ...params, rounds: fit.rounds },
+    ).booster;
   } else {
     // Too short to hold anything out: in-sample one-step residuals, widened like a random walk.
     model = fitGbdt(
