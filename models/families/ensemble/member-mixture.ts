@@ -29,16 +29,16 @@ export function memberLevels(task: Pick<ForecastTask, 'seasonLength' | 'quantile
   return [...new Set([...task.quantiles, ...GRID])].sort((a, b) => a - b);
 }
 
-/**
- * One member's distribution function at one step, piecewise linear through its quantiles, from
- * level 0 to 1: the outermost quantiles are continued to levels 0 and 1 along their own slope.
- * `x` ascending, `p` the matching levels.
- */
+/** A distribution function, piecewise linear through the points (x, p): `x` ascending, `p` the matching levels. */
 interface Cdf {
   readonly x: Float64Array;
   readonly p: Float64Array;
 }
 
+/**
+ * One member's distribution function at one step, through its quantiles, from level 0 to 1: the
+ * outermost quantiles are continued to levels 0 and 1 along their own slope.
+ */
 function memberCdf(quantiles: readonly ArrayLike<number>[], levels: readonly number[], step: number): Cdf {
   const n = levels.length;
   const x = new Float64Array(n + 2);
