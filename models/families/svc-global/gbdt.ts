@@ -55,14 +55,16 @@ interface Split {
 const EMPTY = new Float64Array(0);
 
 interface Leaf {
-  /** The leaf's train rows are idx[begin, end); `count` of them are in this round's bag. */
+  /** The leaf's rows in this round's bag are bagged[begin, end) (`count` of them), the others outOfBag[outBegin, outEnd). */
   begin: number;
   end: number;
+  outBegin: number;
+  outEnd: number;
   count: number;
   depth: number;
   grad: number;
-  gradHist: Float64Array;
-  countHist: Float64Array;
+  /** Per feature and bin, the gradients' sum and the rows' count side by side: one cache line for both. */
+  hist: Float64Array;
   split: Split | null;
   /** Where this leaf hangs: parent node and side, or -1 for the root. */
   parent: number;
@@ -100,56 +102,68 @@ export function fitGbdt(data: BinnedMatrix, y: Float64Array, train: Uint32Array,
   let best = Infinity;
   let bestRounds = 0;
   // Every train row, partitioned by leaf and kept ascending inside each leaf (stable partition)
-  // so that histogram passes read the matrix in order; `bag` marks this round's sampled rows.
-  const idx = new Uint32Array(n);
+  // so that histogram passes read the matrix in order. This round's bag and the rows out of it
+  // are kept apart: histograms read only the bag, and every row's prediction moves by its leaf.
+  const bagged = new Uint32Array(n);
+  const outOfBag = new Uint32Array(n);
   const spare = new Uint32Array(n);
-  const bag = new Uint8Array(data.rows);
+  // The bins feature by feature too: a partition reads one feature of ascending rows, close
+  // together there, where the row-major matrix has them a row's width apart.
+  const rowCount = data.rows;
+  const byFeature = new Uint8Array(binned.length);
+  for (let r = 0; r < rowCount; r++) for (let f = 0; f < F; f++) byFeature[f * rowCount + r] = binned[r * F + f];
+  /** Stable partition of rows[begin, end) by the split: left rows first; returns where the right ones start. */
+  const partition = (rows: Uint32Array, begin: number, end: number, feature: number, bin: number): number => {
+    let i = begin;
+    let spill = 0;
+    const column = feature * rowCount;
+    for (let k = begin; k < end; k++) {
+      const r = rows[k];
+      // Both writes, one kept: the side is as good as random, and a branch on it mispredicts.
+      const left = 1 - ((bin - byFeature[column + r]) >>> 31);
+      rows[i] = r;
+      spare[spill] = r;
+      i += left;
+      spill += 1 - left;
+    }
+    rows.set(spare.subarray(0, spill), i);
+    return i;
+  };
   const lambda = params.lambda;
   const minData = params.minDataInLeaf;
 
-  const histSize = F * B;
-  const pool: [Float64Array, Float64Array][] = [];
-  const takeHist = (): [Float64Array, Float64Array] => {
-    const h = pool.pop();
-    if (h) {
-      h[0].fill(0);
-      h[1].fill(0);
-      return h;
-    }
-    return [new Float64Array(histSize), new Float64Array(histSize)];
-  };
+  const histSize = 2 * F * B;
+  const pool: Float64Array[] = [];
+  const takeHist = (): Float64Array => pool.pop()?.fill(0) ?? new Float64Array(histSize);
   const buildHist = (leaf: Leaf, offsets: Int32Array, features: Int32Array) => {
-    const [g, c] = takeHist();
+    const h = takeHist();
     const nf = features.length;
     for (let k = leaf.begin; k < leaf.end; k++) {
-      const r = idx[k];
-      if (bag[r] === 0) continue;
+      const r = bagged[k];
       const gr = grad[r];
       const rowBase = r * F;
       for (let j = 0; j < nf; j++) {
-        const at = offsets[j] + binned[rowBase + features[j]];
-        g[at] += gr;
-        c[at] += 1;
+        const at = offsets[j] + 2 * binned[rowBase + features[j]];
+        h[at] += gr;
+        h[at + 1] += 1;
       }
     }
-    leaf.gradHist = g;
-    leaf.countHist = c;
+    leaf.hist = h;
   };
   const findSplit = (leaf: Leaf, features: Int32Array): Split | null => {
     const count = leaf.count;
     if (count < 2 * minData || leaf.depth >= params.maxDepth) return null;
     const parentScore = (leaf.grad * leaf.grad) / (count + lambda);
     let bestSplit: Split | null = null;
-    const g = leaf.gradHist;
-    const c = leaf.countHist;
+    const h = leaf.hist;
     for (const f of features) {
       let gl = 0;
       let cl = 0;
       const nb = bins.edges[f].length + 1;
-      const o = f * B;
+      const o = 2 * f * B;
       for (let b = 0; b < nb; b++) {
-        gl += g[o + b];
-        cl += c[o + b];
+        gl += h[o + 2 * b];
+        cl += h[o + 2 * b + 1];
         if (cl < minData) continue;
         const cr = count - cl;
         if (cr < minData) break;
@@ -164,27 +178,26 @@ export function fitGbdt(data: BinnedMatrix, y: Float64Array, train: Uint32Array,
   for (let round = 0; round < params.rounds; round++) {
     // Bagging: this round's rows; gradients of the squared loss.
     let m = 0;
+    let out = 0;
     let g0 = 0;
     for (let i = 0; i < n; i++) {
       const r = train[i];
-      idx[i] = r;
       const inBag = params.baggingFraction >= 1 || random() < params.baggingFraction;
-      bag[r] = inBag ? 1 : 0;
       const g = pred[r] - y[r];
       grad[r] = g;
       if (inBag) {
-        m++;
+        bagged[m++] = r;
         g0 += g;
-      }
+      } else outOfBag[out++] = r;
     }
     // Feature fraction: this round's features.
     const chosen: number[] = [];
     for (let f = 0; f < F; f++) if (random() < params.featureFraction) chosen.push(f);
     if (chosen.length === 0) chosen.push(Math.floor(random() * F));
     const features = Int32Array.from(chosen);
-    const offsets = Int32Array.from(chosen, (f) => f * B);
+    const offsets = Int32Array.from(chosen, (f) => 2 * f * B);
 
-    const root: Leaf = { begin: 0, end: n, count: m, depth: 0, grad: g0, gradHist: EMPTY, countHist: EMPTY, split: null, parent: -1, isLeft: false };
+    const root: Leaf = { begin: 0, end: m, outBegin: 0, outEnd: out, count: m, depth: 0, grad: g0, hist: EMPTY, split: null, parent: -1, isLeft: false };
     buildHist(root, offsets, features);
     root.split = findSplit(root, features);
     const leaves: Leaf[] = [root];
@@ -200,15 +213,9 @@ export function fitGbdt(data: BinnedMatrix, y: Float64Array, train: Uint32Array,
       if (pick < 0) break;
       const leaf = leaves[pick];
       const s = leaf.split!;
-      // Stable partition of the leaf's rows: left rows first, both parts still ascending.
-      let i = leaf.begin;
-      let spill = 0;
-      for (let k = leaf.begin; k < leaf.end; k++) {
-        const r = idx[k];
-        if (binned[r * F + s.feature] <= s.bin) idx[i++] = r;
-        else spare[spill++] = r;
-      }
-      idx.set(spare.subarray(0, spill), i);
+      // Stable partitions of the leaf's rows: left rows first, both parts still ascending.
+      const i = partition(bagged, leaf.begin, leaf.end, s.feature, s.bin);
+      const o = partition(outOfBag, leaf.outBegin, leaf.outEnd, s.feature, s.bin);
       const node = feature.length;
       feature.push(s.feature);
       splitBin.push(s.bin);
@@ -219,11 +226,12 @@ export function fitGbdt(data: BinnedMatrix, y: Float64Array, train: Uint32Array,
       const l: Leaf = {
         begin: leaf.begin,
         end: i,
+        outBegin: leaf.outBegin,
+        outEnd: o,
         count: s.leftCount,
         depth: leaf.depth + 1,
         grad: s.leftGrad,
-        gradHist: EMPTY,
-        countHist: EMPTY,
+        hist: EMPTY,
         split: null,
         parent: node,
         isLeft: true,
@@ -231,11 +239,12 @@ export function fitGbdt(data: BinnedMatrix, y: Float64Array, train: Uint32Array,
       const r: Leaf = {
         begin: i,
         end: leaf.end,
+        outBegin: o,
+        outEnd: leaf.outEnd,
         count: leaf.count - s.leftCount,
         depth: leaf.depth + 1,
         grad: leaf.grad - s.leftGrad,
-        gradHist: EMPTY,
-        countHist: EMPTY,
+        hist: EMPTY,
         split: null,
         parent: node,
         isLeft: false,
@@ -243,14 +252,8 @@ export function fitGbdt(data: BinnedMatrix, y: Float64Array, train: Uint32Array,
       const [small, large] = l.count <= r.count ? [l, r] : [r, l];
       buildHist(small, offsets, features);
       // The larger child's histogram is the parent's minus the smaller's, in the parent's arrays.
-      large.gradHist = leaf.gradHist;
-      large.countHist = leaf.countHist;
-      for (const f of features) {
-        for (let b = f * B, e = b + B; b < e; b++) {
-          large.gradHist[b] -= small.gradHist[b];
-          large.countHist[b] -= small.countHist[b];
-        }
-      }
+      large.hist = leaf.hist;
+      for (const f of features) for (let b = 2 * f * B, e = b + 2 * B; b < e; b++) large.hist[b] -= small.hist[b];
       l.split = findSplit(l, features);
       r.split = findSplit(r, features);
       leaves.splice(pick, 1, l, r);
@@ -260,7 +263,7 @@ export function fitGbdt(data: BinnedMatrix, y: Float64Array, train: Uint32Array,
     leaves.forEach((leaf, k) => {
       leafValue[k] = (-params.learningRate * leaf.grad) / (leaf.count + lambda);
       if (leaf.parent >= 0) (leaf.isLeft ? left : right)[leaf.parent] = ~k;
-      pool.push([leaf.gradHist, leaf.countHist]);
+      pool.push(leaf.hist);
     });
     const tree: Tree = {
       feature: Int32Array.from(feature),
@@ -274,7 +277,8 @@ export function fitGbdt(data: BinnedMatrix, y: Float64Array, train: Uint32Array,
     // Every train row knows its leaf from the partition.
     leaves.forEach((leaf, k) => {
       const v = leafValue[k];
-      for (let q = leaf.begin; q < leaf.end; q++) pred[idx[q]] += v;
+      for (let q = leaf.begin; q < leaf.end; q++) pred[bagged[q]] += v;
+      for (let q = leaf.outBegin; q < leaf.outEnd; q++) pred[outOfBag[q]] += v;
     });
     if (valid && valid.length > 0) {
       let loss = 0;
