@@ -94,7 +94,7 @@ const ENTRIES: ModelEntry[] = [
   {
     name: 'aarima',
     family: 'arima',
-    capabilities: local(['future', 'generated']),
+    capabilities: { ...local(['future', 'generated']), reusesFit: true },
     loadLocal: async () => (await import('../families/arima/aarima.ts')).aarima,
     config: aarimaConfig,
   },

@@ -2,6 +2,7 @@ import { describe, expect, test } from 'vitest';
 import { ForecastResponseSchema } from '../../engine/response-schema.ts';
 import { conformalForecast } from '../../models/numerics/conformal.ts';
 import { fitTheta, forecastWithTheta, theta } from '../../models/families/theta/theta.ts';
+import { aarima, fitAarima, forecastWithAarima } from '../../models/families/arima/aarima.ts';
 import { AUTH, dailyRequest, hourlySeries, useTestServer } from './helpers.ts';
 
 const server = useTestServer();
@@ -160,6 +161,17 @@ describe('POST /forecast answers the reference response shape', () => {
     // A model that cannot keep a fit refits every date, and says so.
     const naive = (await post(body(2), 'model=naive')).json().series[0];
     expect(naive.map((p: { refitted: boolean }) => p.refitted)).toEqual([true, true, true]);
+  });
+
+  test('refit once with aarima: later dates keep the first selection, as Arima(y, model = fit)', async () => {
+    const [serie] = hourlySeries(1, 120);
+    const res = await post({ series: [{ ...serie, fcds: [72, 96, 120] }], horizon: 6, freq: 'H', quantiles: [0.1, 0.9], refit: 'once' }, 'model=aarima');
+    expect(res.statusCode).toBe(200);
+    const [first, , third] = res.json().series[0];
+    expect([first.refitted, third.refitted]).toEqual([true, false]);
+    const task = (n: number) => ({ history: Float64Array.from(serie.target.slice(0, n)), horizon: 6, quantiles: [0.1, 0.9], seasonLength: 24 });
+    expect(third.prediction.mean).toEqual([...forecastWithAarima(fitAarima(task(72)), task(120)).mean]);
+    expect(first.prediction.mean).toEqual([...aarima.forecast(task(72)).mean]);
   });
 
   test('a bad refit policy names the field', async () => {

@@ -5,7 +5,8 @@ import { hasRootWithin, type ArmaOrders } from './transform.ts';
 /**
  * The models the search tries, each fitted and scored by its information criterion as
  * forecast::auto.arima's myarima does (refusing near-unit roots and negative variances), and the
- * fixed-specification fit forecast::Arima makes for the degenerate cases.
+ * fixed-specification fit forecast::Arima makes for the degenerate cases, and the kept fit it
+ * makes of a selected model on another history.
  */
 
 export interface Candidate {
@@ -143,4 +144,22 @@ export function fitLikeArima(
   const aicc = fit.aic + 2 * npar * (nstar / (nstar - npar - 1) - 1);
   const bic = fit.aic + npar * (Math.log(nstar) - 2);
   return { kind: 'arima', fit, sigma2: ssr / (nstar - npar + 1), drift, n, aic: fit.aic, aicc, bic };
+}
+
+/**
+ * A selected model on another history, its coefficients kept, as forecast::Arima(y, model = fit):
+ * the observations pass through the Kalman filter with the model's orders, mean, drift and
+ * regressors, nothing is estimated, and the residual variance is read from the new residuals with
+ * the fit's own degrees-of-freedom correction (its number of estimated coefficients).
+ */
+export function keptModel(model: Extract<AutoArimaModel, { kind: 'arima' }>, x: Float64Array, xreg: Regressors | null): AutoArimaModel {
+  const { orders: o, hasIntercept, coef, mask } = model.fit;
+  const n = x.length;
+  if (n <= o.d + o.D * o.m) throw new AutoArimaError('Not enough data to fit the model');
+  const fit = fitArima(x, { orders: o, includeMean: hasIntercept, xreg: model.drift ? withDrift(n, xreg) : xreg, fixed: coef, method: model.fit.method });
+  const npar = mask.filter(Boolean).length + 1;
+  const nstar = n - o.d - o.D * o.m;
+  let ssr = 0;
+  for (const e of fit.residuals) if (!Number.isNaN(e)) ssr += e * e;
+  return { ...model, fit, sigma2: ssr / (nstar - npar + 1), n };
 }
