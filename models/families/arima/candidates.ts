@@ -4,9 +4,9 @@ import { hasRootWithin, type ArmaOrders } from './transform.ts';
 
 /**
  * The models the search tries, each fitted and scored by its information criterion as
- * forecast::auto.arima's myarima does (refusing near-unit roots and negative variances), and the
- * fixed-specification fit forecast::Arima makes for the degenerate cases, and the kept fit it
- * makes of a selected model on another history.
+ * forecast::auto.arima's myarima does (refusing near-unit roots and negative variances); the
+ * fixed-specification fit forecast::Arima makes for the degenerate cases; and a selected model
+ * carried to another history, as forecast::Arima(y, model = fit) does.
  */
 
 export interface Candidate {
