@@ -131,13 +131,17 @@ describe('mstl reuse between backtest refits and ensemble windows', () => {
     );
   });
 
-  it('fits afresh where the history does not extend the fit, and keeps no fit with an aarima trend', () => {
+  it('fits afresh where the history does not extend the fit; an aarima trend keeps its selection too', () => {
     const shorter = { ...at(fitEnd - 10), refit: { fcd: fitEnd, history: y.subarray(0, fitEnd), since: 5 } };
     expect(forecastWithMstl(kept, shorter)).toEqual(mstl.forecast(at(fitEnd - 10)));
-    const arima = { ...at(fitEnd), options: { trendModel: 'aarima' } };
-    expect(fitMstl(arima)).toBeNull();
-    expect(forecastWithMstl(null, { ...arima, history: y, refit: { fcd: fitEnd, history: y.subarray(0, fitEnd), since: 60 } }).mean).toEqual(
-      mstl.forecast({ ...arima, history: y }).mean,
+    expect(forecastWithMstl(null, { ...at(fitEnd + 60), refit: { fcd: fitEnd, history: y.subarray(0, fitEnd), since: 60 } })).toEqual(
+      mstl.forecast(at(fitEnd + 60)),
     );
+    // aarima keeps its selection (docs/decisions/086-aarima-keeps-its-selection.md): on the history
+    // it was fitted on, as a fresh forecast up to the filter's rounding.
+    const arima = { ...at(fitEnd), options: { trendModel: 'aarima' } };
+    const keptArima = fitMstl(arima);
+    expect(keptArima).not.toBeNull();
+    expectClose(forecastWithMstl(keptArima, arima).mean, Array.from(mstl.forecast(arima).mean), 1e-9);
   });
 });

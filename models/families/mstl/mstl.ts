@@ -16,8 +16,8 @@ import { ModelInputError, type ForecastOutput, type ForecastTask, type LocalMode
  * each seasonal component's last cycle and the trend model's fit. Observations since the fit lose
  * those cycles continued, the trend model's states run through what remains, and the forecast adds
  * the cycles continued again. The decomposition and the trend model's selection are most of a fit's
- * cost (docs/decisions/082-ensemble-windows-carry-one-fit.md). A trend model that keeps no fit
- * (`aarima`) is fitted afresh.
+ * cost (docs/decisions/082-ensemble-windows-carry-one-fit.md). Both trend models keep fits;
+ * `aarima` keeps its selection (docs/decisions/086-aarima-keeps-its-selection.md).
  */
 
 const TREND_MODELS = { aets, aarima } as const;
