@@ -72,6 +72,17 @@ function criteria(aic: number, npar: number, nstar: number, ic: InformationCrite
 }
 
 /**
+ * The residual variance that sets a model's intervals: the residuals' sum of squares over the
+ * differenced length `nstar` less the `npar` estimated parameters, plus one (forecast's
+ * degrees-of-freedom correction).
+ */
+function residualVariance(fit: ArimaFit, nstar: number, npar: number): number {
+  let ssr = 0;
+  for (const e of fit.residuals) if (!Number.isNaN(e)) ssr += e * e;
+  return ssr / (nstar - npar + 1);
+}
+
+/**
  * One candidate fit scored by the information criterion (forecast's myarima).
  *
  * `beat`: the score the candidate must beat to be of any use (the search's best so far). An exact
@@ -117,9 +128,7 @@ export function scoreModel(
   const npar = fit.mask.filter(Boolean).length + 1;
   const { aic, bic, aicc, score: checked } = criteria(method === 'CSS' ? offset + nstar * Math.log(fit.sigma2) + 2 * npar : fit.aic, npar, nstar, ic);
   let score = checked;
-  let ssr = 0;
-  for (const e of fit.residuals) if (!Number.isNaN(e)) ssr += e * e;
-  const sigma2 = ssr / (nstar - npar + 1);
+  const sigma2 = residualVariance(fit, nstar, npar);
   if (fit.refusedRoots || hasRootWithin(fit.phi, fit.theta, ROOT_MARGIN) || badCovariance(fit)) score = Infinity;
   trace?.(`${label(o, constant)} : ${score}`);
   return { fit, ic: score, aic, aicc, bic, sigma2, drift, constant, orders: o };
@@ -139,11 +148,9 @@ export function fitLikeArima(
   const fit = fitArima(x, { orders: o, includeMean: spec.includeMean ?? true, xreg, fixed: spec.fixed, method: 'CSS-ML' });
   const npar = fit.mask.filter(Boolean).length + 1;
   const nstar = n - o.d - o.D * o.m;
-  let ssr = 0;
-  for (const e of fit.residuals) if (!Number.isNaN(e)) ssr += e * e;
   const aicc = fit.aic + 2 * npar * (nstar / (nstar - npar - 1) - 1);
   const bic = fit.aic + npar * (Math.log(nstar) - 2);
-  return { kind: 'arima', fit, sigma2: ssr / (nstar - npar + 1), drift, n, aic: fit.aic, aicc, bic };
+  return { kind: 'arima', fit, sigma2: residualVariance(fit, nstar, npar), drift, n, aic: fit.aic, aicc, bic };
 }
 
 /**
@@ -158,8 +165,5 @@ export function keptModel(model: Extract<AutoArimaModel, { kind: 'arima' }>, x: 
   if (n <= o.d + o.D * o.m) throw new AutoArimaError('Not enough data to fit the model');
   const fit = fitArima(x, { orders: o, includeMean: hasIntercept, xreg: model.drift ? withDrift(n, xreg) : xreg, fixed: coef, method: model.fit.method });
   const npar = mask.filter(Boolean).length + 1;
-  const nstar = n - o.d - o.D * o.m;
-  let ssr = 0;
-  for (const e of fit.residuals) if (!Number.isNaN(e)) ssr += e * e;
-  return { ...model, fit, sigma2: ssr / (nstar - npar + 1), n };
+  return { ...model, fit, sigma2: residualVariance(fit, n - o.d - o.D * o.m, npar), n };
 }

@@ -229,9 +229,11 @@ export function combineTask(
     const outputs = able.map(full);
     const equal = outputs.map(() => 1 / outputs.length);
     const means = outputs.map((o) => o.mean);
+    // The members' quantiles sit around their equal-weight mean, whichever centre is returned.
+    const meanOfMeans = combine('mean', means, equal);
     return {
-      mean: combine(combination === 'median' ? 'median' : 'mean', means, equal),
-      quantiles: ownQuantiles(task, combine('mean', means, equal), outputs, equal),
+      mean: combination === 'median' ? combine('median', means, equal) : meanOfMeans,
+      quantiles: ownQuantiles(task, meanOfMeans, outputs, equal),
     };
   }
   const weights = combinedWeights(task, i, runs, combination, validated);
