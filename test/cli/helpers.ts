@@ -96,6 +96,11 @@ export class FlakyProxy {
   dropNextSubmission = false;
   /** Submissions whose answer was dropped. */
   dropped = 0;
+  /**
+   * Go away at the next poll of a job's status, before it reaches the service. A test that stops
+   * the proxy at a moment of its own races the job: a fast job is done before the outage.
+   */
+  private outageAtNextPoll: (() => void) | undefined;
   private server: net.Server | undefined;
   private readonly sockets = new Set<net.Socket>();
 
@@ -115,6 +120,12 @@ export class FlakyProxy {
       }
       let dropping = false;
       client.on('data', (chunk: Buffer) => {
+        if (this.outageAtNextPoll && chunk.toString('latin1').startsWith('GET /forecast-jobs/')) {
+          const wentDown = this.outageAtNextPoll;
+          this.outageAtNextPoll = undefined;
+          void this.stop().then(wentDown);
+          return;
+        }
         if (this.dropNextSubmission && chunk.toString('latin1').startsWith('POST /forecast-jobs')) {
           this.dropNextSubmission = false;
           this.dropped++;
@@ -128,6 +139,11 @@ export class FlakyProxy {
     });
     this.server = server;
     return new Promise((resolve) => server.listen(this.port, '127.0.0.1', () => resolve(void (this.port = (server.address() as net.AddressInfo).port))));
+  }
+
+  /** Resolves once the proxy has gone away at a status poll (the poll's connection reset, new ones refused). */
+  goDownAtNextPoll(): Promise<void> {
+    return new Promise((resolve) => (this.outageAtNextPoll = resolve));
   }
 
   stop(): Promise<void> {

@@ -170,6 +170,7 @@ test('a submission whose connection drops is sent again with its Idempotency-Key
   const proxy = new FlakyProxy((stack.app.server.address() as AddressInfo).port);
   await proxy.start();
   proxy.dropNextSubmission = true;
+  const outage = proxy.goDownAtNextPoll();
   const jobsNow = async () => (await stack.app.inject({ method: 'GET', url: '/forecast-jobs?limit=1000', headers: AUTH })).json().jobs.length as number;
   const before = await jobsNow();
   const file = writeCsv(path.join(dir, 'flaky.csv'), ['unique_id', 'ds', 'y'], dailySales(STORES, 70));
@@ -178,9 +179,9 @@ test('a submission whose connection drops is sent again with its Idempotency-Key
     { ...env(), FORECAST_URL: proxy.url },
     dir,
   );
-  // Once the job is known to the CLI, the service goes away for a few seconds and comes back on the same address.
-  await until(async () => cli.output().stderr.includes('submitted job'), 60_000, 'the submission');
-  await proxy.stop();
+  // At the CLI's first poll of the job, the service goes away for a few seconds and comes back on the same address.
+  await Promise.race([outage, cli.exited.then(() => Promise.reject(new Error(`the CLI ended before its first poll:\n${cli.output().stderr}`)))]);
+  expect(cli.output().stderr).toContain('submitted job');
   await new Promise((resolve) => setTimeout(resolve, 3_000));
   await proxy.start();
   expect(await cli.exited, cli.output().stderr).toBe(0);
