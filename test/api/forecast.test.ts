@@ -174,6 +174,18 @@ describe('POST /forecast answers the reference response shape', () => {
     expect(first.prediction.mean).toEqual([...aarima.forecast(task(72)).mean]);
   });
 
+  test('refit once from a date too early for a likelihood fit: later dates select afresh, finite (aets, mstl)', async () => {
+    const [serie] = hourlySeries(1, 120);
+    for (const model of ['aets', 'mstl']) {
+      const res = await post({ series: [{ ...serie, fcds: [6, 120] }], horizon: 6, freq: 'H', quantiles: [0.1, 0.9], refit: 'once' }, `model=${model}`);
+      expect(res.statusCode, res.body).toBe(200);
+      const [first, later] = res.json().series[0];
+      expect([first.refitted, later.refitted]).toEqual([true, false]);
+      const fresh = (await post({ series: [{ ...serie, fcds: [120] }], horizon: 6, freq: 'H', quantiles: [0.1, 0.9] }, `model=${model}`)).json().series[0][0];
+      expect(later.prediction).toEqual(fresh.prediction);
+    }
+  });
+
   test('a bad refit policy names the field', async () => {
     for (const refit of [0, 'sometimes', 1.5]) {
       const res = await post(dailyRequest({ refit }), 'model=theta');

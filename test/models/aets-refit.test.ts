@@ -54,3 +54,23 @@ describe('aets with a kept fit', () => {
     out.mean.forEach((v, j) => expect(Math.abs(v - fresh.mean[j]) / fresh.mean[j]).toBeLessThan(0.1));
   });
 });
+
+describe('aets with a kept fallback fit', () => {
+  // Six observations are too few for a likelihood fit: R's Holt-Winters fallback stands in.
+  const y = seasonalSeries(48);
+  const task = (n: number, since: number) => ({
+    history: y.subarray(0, n),
+    horizon: 6,
+    quantiles: [0.1, 0.9],
+    seasonLength: 12,
+    refit: { fcd: n - since, history: y.subarray(0, n - since), since },
+  });
+
+  it('is not kept: a later history gets its own selection, finite, as a fresh fit', () => {
+    const kept = fitAets(task(6, 0));
+    expect(kept.lik).toBeNaN();
+    const out = forecastWithAets(kept, task(40, 34));
+    expect(out).toEqual(autoEtsForecast(task(40, 0)));
+    for (const values of [out.mean, ...out.quantiles]) for (const v of values) expect(Number.isFinite(v)).toBe(true);
+  });
+});

@@ -185,6 +185,27 @@ describe('ensemble model', () => {
     await expect(ensemble.forecastBatch([task(trend(3), 2, 4)], [], options(['seasonal-naive', 'theta']))).rejects.toThrow(/seasonal-naive: .*; theta: /);
   });
 
+  test('a forecast that is not finite counts as refused: in a window the member sits the series out, in the whole history too', async () => {
+    const naive = (await loadMember('naive', settings)) as LocalModel;
+    // A member whose windows past the earliest come back NaN, as a kept fit gone wrong would.
+    const flaky: LocalModel = {
+      name: 'flaky',
+      forecast: (t) => (t.history.length > 5 && t.history.length < 20 ? { mean: new Float64Array(t.horizon).fill(NaN), quantiles: [] } : naive.forecast(t)),
+    };
+    const members = [
+      { name: 'naive', model: naive },
+      { name: 'flaky', model: flaky },
+    ];
+    const runs = await runMembers(members, [task(trend(20), 3, 1)], [], 5);
+    expect(runs.runs[1].windows[0].map((w) => w === null)).toEqual([false, true, true, true, true]);
+    const out = combineTask(task(trend(20), 3, 1), 0, runs, { combination: 'weighted', intervals: 'conformal' }, ['naive', 'flaky']);
+    expect([...out.mean]).toEqual([...naive.forecast(task(trend(20), 3, 1)).mean]);
+    const broken: LocalModel = { name: 'broken', forecast: (t) => ({ mean: new Float64Array(t.horizon).fill(NaN), quantiles: [] }) };
+    const alone = await runMembers([{ name: 'broken', model: broken }], [task(trend(20), 3, 1)], [], 5);
+    expect(alone.runs[0].full).toEqual([null]);
+    expect(alone.runs[0].refusal).toMatch(/not finite/);
+  });
+
   test("a history too short for two windows gets the equal-weight mean and the mean of the members' quantiles", async () => {
     const history = Float64Array.of(3, 1, 4, 1, 5);
     const t = task(history, 3, 2);

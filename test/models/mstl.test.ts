@@ -144,4 +144,21 @@ describe('mstl reuse between backtest refits and ensemble windows', () => {
     expect(keptArima).not.toBeNull();
     expectClose(forecastWithMstl(keptArima, arima).mean, Array.from(mstl.forecast(arima).mean), 1e-9);
   });
+
+  it('fits afresh where the later history fits a season twice and the fit had none; never returns NaN from a short fit', () => {
+    const monthly = Float64Array.from({ length: 60 }, (_, t) => 1000 + 3 * t + 40 * Math.sin((2 * Math.PI * t) / 12) + ((t * 7) % 5));
+    const task = (n: number, since = 0) => ({
+      history: monthly.subarray(0, n),
+      horizon: 6,
+      quantiles: [0.1, 0.9],
+      seasonLength: 12,
+      ...(since > 0 && { refit: { fcd: n - since, history: monthly.subarray(0, n - since), since } }),
+    });
+    // Six observations: no cycle of 12, and a trend too short for a likelihood fit.
+    const short = fitMstl(task(6))!;
+    expect(short.cycles).toEqual([]);
+    const later = forecastWithMstl(short, task(48, 42));
+    expect(later).toEqual(mstl.forecast(task(48)));
+    for (const values of [later.mean, ...later.quantiles]) for (const v of values) expect(Number.isFinite(v)).toBe(true);
+  });
 });

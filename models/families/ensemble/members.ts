@@ -76,6 +76,18 @@ export function windowBatch(tasks: readonly ForecastTask[], cuts: readonly (read
   return ends.size === 1 ? { options: { maxModels: 1 } } : {};
 }
 
+/**
+ * A forecast with a mean that is not finite counts as refused: one NaN in a window would reach the
+ * combination's weights and every series of its pool.
+ */
+const NOT_FINITE = 'its forecast held a value that is not finite';
+
+function finiteOrNull<T extends ForecastOutput | Float64Array>(forecast: T | null): T | null {
+  if (forecast === null) return null;
+  const mean = forecast instanceof Float64Array ? forecast : forecast.mean;
+  return mean.every(Number.isFinite) ? forecast : null;
+}
+
 function refusal(err: unknown): string {
   if (err instanceof ModelInputError) return err.message;
   throw err;
@@ -121,7 +133,9 @@ export async function runMember(
       flat = windowTasks.map(() => null);
     }
     let at = 0;
-    return { full, windows: cuts.map((c) => c.map(() => flat[at++])), refusal: reason };
+    const finiteFull = full.map(finiteOrNull);
+    if (finiteFull.some((f, i) => f === null && full[i] !== null)) reason ??= NOT_FINITE;
+    return { full: finiteFull, windows: cuts.map((c) => c.map(() => finiteOrNull(flat[at++]))), refusal: reason };
   }
   const attempt = <T>(run: () => T): T | null => {
     try {
@@ -131,13 +145,17 @@ export async function runMember(
       return null;
     }
   };
-  const full = tasks.map((task) => attempt(() => model.forecast(task)));
+  const full = tasks.map((task) => {
+    const forecast = attempt(() => model.forecast(task));
+    if (forecast !== null && finiteOrNull(forecast) === null) reason ??= NOT_FINITE;
+    return finiteOrNull(forecast);
+  });
   const { reuse } = model;
   const windows = tasks.map((task, i) => {
     if (!full[i]) return cuts[i].map(() => null);
     // Where the earliest window refuses the fit, each window is tried on its own.
     const carried = carryFit && reuse && cuts[i].length >= 2 ? attempt(() => carriedWindows(reuse, task, cuts[i])) : null;
-    return carried ?? cuts[i].map((cut) => attempt(() => model.forecast(windowTask(task, cut)).mean));
+    return (carried ?? cuts[i].map((cut) => attempt(() => model.forecast(windowTask(task, cut)).mean))).map(finiteOrNull);
   });
   return { full, windows, refusal: reason };
 }

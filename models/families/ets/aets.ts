@@ -47,13 +47,15 @@ export function autoEtsForecast(task: ForecastTask): ForecastOutput {
  * Between refits of a backtest: the kept model (structure, smoothing parameters, innovation
  * variance) takes in the observations since its fit, as R's `ets(y, model = fit)` keeps the
  * parameters; only the states move. Without those observations in the history (a context window
- * shorter than the gap) the model is fitted anew.
+ * shorter than the gap) the model is fitted anew. So is a fallback fit (no likelihood: a history
+ * too short to estimate one, or constant): it stood in for a model the history could not yet
+ * support, and its Holt-Winters smoothing parameters do not run in the ETS recursion.
  */
 export function forecastWithAets(fit: EtsFit, task: ForecastTask): ForecastOutput {
   checkTask(task);
   const since = task.refit?.since ?? 0;
-  if (since > task.history.length) return autoEtsForecast(task);
   if (since === 0) return forecastFit(fit, task);
+  if (since > task.history.length || !Number.isFinite(fit.lik)) return autoEtsForecast(task);
   const recursion = { ...fit.spec, m: fit.m, ...fit.params };
   const lastState = advanceState(fit.lastState, task.history.subarray(task.history.length - since), recursion);
   return forecastFit({ ...fit, lastState }, task);

@@ -1,7 +1,7 @@
 import { aarima } from '../arima/aarima.ts';
 import { aets } from '../ets/aets.ts';
 import { mstlOptions } from './mstl-config.ts';
-import { mstlDecompose, seasonalForecast, type Mstl } from './mstl-decomposition.ts';
+import { mstlDecompose, seasonalForecast, usablePeriods, type Mstl } from './mstl-decomposition.ts';
 import { ModelInputError, type ForecastOutput, type ForecastTask, type LocalModel } from '../../contract/model-interface.ts';
 
 /**
@@ -87,7 +87,8 @@ function continuedCycles(cycles: readonly Float64Array[], count: number): Float6
 
 /**
  * Forecasts a later history, `refit.since` observations past the fit, with a kept fit. Without
- * those observations in the history, or without a fit, it fits afresh.
+ * those observations in the history, or without a fit, it fits afresh. So it does where the
+ * later history fits a period twice that the fit's did not: the kept fit has no cycle for it.
  */
 export function forecastWithMstl(fitted: MstlFit | null, task: ForecastTask): ForecastOutput {
   checkTask(task);
@@ -95,6 +96,7 @@ export function forecastWithMstl(fitted: MstlFit | null, task: ForecastTask): Fo
   const since = task.refit?.since ?? 0;
   const { history, horizon } = task;
   if (fitted === null || !reuse || history.length - since !== fitted.adjusted.length) return mstlForecast(task);
+  if (usablePeriods(task.seasonLengths ?? [task.seasonLength], history.length).length !== fitted.cycles.length) return mstlForecast(task);
   const seasonal = continuedCycles(fitted.cycles, since + horizon);
   const fitLength = fitted.adjusted.length;
   const adjusted = new Float64Array(fitLength + since);
