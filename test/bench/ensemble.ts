@@ -36,7 +36,7 @@ import type { MemberRun } from '../../models/families/ensemble/members.ts';
 import { fmt, fmtCrps, table } from './accuracy/report.ts';
 import { globalTasks, summarizePeer } from './accuracy/runs.ts';
 import { invalidOutput, QUANTILE_GRID, score, summarize, type SeriesScore, type Summary } from './accuracy/scoring.ts';
-import { loadShortSet, SHORT_SETS, shortSetTimes, type ShortSet } from './accuracy/short-sets.ts';
+import { loadShortSet, SHORT_SETS, shortSetTimes, type ShortSeries, type ShortSet } from './accuracy/short-sets.ts';
 import { benchOptions } from './options.ts';
 import { STATSFORECAST_PEER, runPeerReference } from './peer-reference.ts';
 
@@ -125,7 +125,9 @@ async function runSet(
   const tasks: ForecastTask[] = globalTasks(series, {
     seasonLength: (s) => s.seasonLength,
     seasonLengths: (s) => (s.seasonLength === 24 ? [24, 168] : [s.seasonLength]),
-  }).map((t, i) => (isM4(name) ? t : { ...t, times: shortSetTimes(name, t.history.length, t.history.length + t.horizon, i) }));
+  }).map((t, i) =>
+    isM4(name) ? t : { ...t, times: shortSetTimes(name, t.history.length, t.history.length + t.horizon, i, (series[i] as ShortSeries).start) },
+  );
   const settings = { modelsDir: '', onnxThreads: 1 };
   const rows: Summary[] = [];
   const memberCpuMs: number[] = [];

@@ -16,16 +16,32 @@
  *   simulations (`datasets/r-seasonal.csv.gz`), the last 18 or 8 points held out.
  * - `yearly-panels`: yearly series as published (national accounts, population, prices;
  *   `datasets/yearly-panels.csv.gz`), 20 to 40 years each, the last 6 held out.
+ * - `monthly-panels`: monthly series as published, with their months (US employment by industry,
+ *   ending in many different years, and eight of fpp2's and fpp3's examples;
+ *   `datasets/monthly-panels.csv.gz`), 48 to 144 months of history, the next 18 held out.
  *
  * A series whose training part would be shorter than 12 years, 16 quarters, 30 months or 14 days
  * is left out. The horizons are the M competitions' for those frequencies.
  */
 import { loadM4, type M4Series } from '../../../datasets/m4.ts';
+import { loadMonthlyPanels } from '../../../datasets/monthly-panels.ts';
 import { loadRSeasonal } from '../../../datasets/r-seasonal.ts';
 import { loadYearlyPanels } from '../../../datasets/yearly-panels.ts';
 
-export const SHORT_SETS = ['weekly-yearly', 'yearly-panels', 'weekly-quarterly', 'weekly-monthly', 'hourly-daily', 'r-monthly', 'r-quarterly'] as const;
+export const SHORT_SETS = [
+  'weekly-yearly',
+  'yearly-panels',
+  'weekly-quarterly',
+  'weekly-monthly',
+  'monthly-panels',
+  'hourly-daily',
+  'r-monthly',
+  'r-quarterly',
+] as const;
 export type ShortSet = (typeof SHORT_SETS)[number];
+
+/** A short set's series; `start` is its first month (UTC milliseconds) where the data know it. */
+export type ShortSeries = M4Series & { readonly start?: number };
 
 const DAY_MS = 86_400_000;
 
@@ -67,7 +83,7 @@ function monthMeans(values: Float64Array): Float64Array {
 export const joined = (s: M4Series) => Float64Array.from([...s.train, ...s.test]);
 const present = (s: M4Series | null): s is M4Series => s !== null;
 
-export async function loadShortSet(name: ShortSet): Promise<M4Series[]> {
+export async function loadShortSet(name: ShortSet): Promise<ShortSeries[]> {
   switch (name) {
     case 'weekly-yearly':
       return (await loadM4('weekly')).map((s) => split(`${s.id}-Y`, blockSums(joined(s), 52), 1, 6, 47, 12)).filter(present);
@@ -77,6 +93,11 @@ export async function loadShortSet(name: ShortSet): Promise<M4Series[]> {
       return (await loadM4('weekly')).map((s) => split(`${s.id}-M`, monthMeans(joined(s)), 12, 18, 144, 30)).filter(present);
     case 'hourly-daily':
       return (await loadM4('hourly')).map((s) => split(`${s.id}-D`, blockSums(joined(s), 24), 7, 14, 60, 14)).filter(present);
+    case 'monthly-panels':
+      return loadMonthlyPanels().flatMap((s) => {
+        const kept = split(s.id, s.y, 12, 18, s.y.length, 30);
+        return kept ? [{ ...kept, start: s.start }] : [];
+      });
     case 'yearly-panels':
       return loadYearlyPanels()
         .map((s) => split(s.id, s.y, 1, 6, s.y.length, 12))
@@ -98,6 +119,7 @@ const STEP: Record<ShortSet, { months: number } | { days: number }> = {
   'yearly-panels': { months: 12 },
   'weekly-quarterly': { months: 3 },
   'weekly-monthly': { months: 1 },
+  'monthly-panels': { months: 1 },
   'hourly-daily': { days: 1 },
   'r-monthly': { months: 1 },
   'r-quarterly': { months: 3 },
@@ -117,10 +139,15 @@ const STEPS_PER_YEAR: Partial<Record<ShortSet, number>> = { 'weekly-yearly': 1, 
  * yearly, quarterly or monthly set built from M4, `index mod 12` years before it: M4's
  * series come from different periods (its files keep no dates), so a request of them is not one
  * period's panel, which the ensemble's pooled quantiles tell apart. Whole years keep every step's
- * month. The other sets' series all end on 2020-01-01.
+ * month. A series that knows its first month (`start`) keeps its own calendar. The other sets'
+ * series all end on 2020-01-01.
  */
-export function shortSetTimes(name: ShortSet, historyLength: number, length: number, index = 0): Float64Array {
+export function shortSetTimes(name: ShortSet, historyLength: number, length: number, index = 0, start?: number): Float64Array {
   const step = STEP[name];
+  if (start !== undefined && 'months' in step) {
+    const first = new Date(start);
+    return Float64Array.from({ length }, (_, k) => Date.UTC(first.getUTCFullYear(), first.getUTCMonth() + k * step.months, 1));
+  }
   const offset = (index % 12) * (STEPS_PER_YEAR[name] ?? 0);
   return Float64Array.from({ length }, (_, k) => {
     const back = historyLength - 1 - k + offset;
