@@ -3,7 +3,8 @@ import { binMatrix } from '../../models/families/svc-global/binning.ts';
 import { DEFAULT_PARAMS, fitGbdt } from '../../models/families/svc-global/gbdt.ts';
 import { rng } from '../../models/numerics/random.ts';
 import { predictRow } from '../../models/families/svc-global/trees.ts';
-import { createSvcGlobal, DEFAULT_OPTIONS, errorQuantiles, groupByCutoff, svcGlobal } from '../../models/families/svc-global/svc-global.ts';
+import { createSvcGlobal, DEFAULT_OPTIONS, errorQuantiles, svcGlobal } from '../../models/families/svc-global/svc-global.ts';
+import { groupByCutoff } from '../../models/families/svc-global/cutoff-groups.ts';
 import type { ForecastTask } from '../../models/contract/model-interface.ts';
 
 const HOUR = 3_600_000;
@@ -177,6 +178,43 @@ describe('svc-global', () => {
       { cutoff: 5, tasks: [0, 2, 4] },
     ]);
     expect(groupByCutoff([4, 4], 3)).toEqual([{ cutoff: 4, tasks: [0, 1] }]);
+  });
+
+  test('one old series does not hold back the rest: the cutoffs make the tasks least stale', () => {
+    // One series ends at 0, four around 100, two around 200. Cutoffs spread over the distinct
+    // dates (0, 101, 103) would leave 100 and the 200s with a model far older than themselves.
+    const cutoffs = [201, 0, 100, 101, 102, 103, 200];
+    expect(groupByCutoff(cutoffs, 3)).toEqual([
+      { cutoff: 0, tasks: [1] },
+      { cutoff: 100, tasks: [2, 3, 4, 5] },
+      { cutoff: 200, tasks: [0, 6] },
+    ]);
+    // Two models: the old series alone, the rest together (staleness 207, against 406 for the other split).
+    expect(groupByCutoff(cutoffs, 2).map((g) => g.cutoff)).toEqual([0, 100]);
+    // Against every split by brute force, on dates of many weights.
+    const random = rng(7);
+    for (let trial = 0; trial < 50; trial++) {
+      const dates = Array.from({ length: 40 }, () => Math.floor(random() * 30));
+      for (const k of [1, 2, 3, 4]) {
+        const staleness = (groups: { cutoff: number; tasks: number[] }[]) =>
+          groups.reduce((sum, g) => sum + g.tasks.reduce((s, i) => s + dates[i] - g.cutoff, 0), 0);
+        expect(staleness(groupByCutoff(dates, k))).toBe(bruteForce(dates, k));
+      }
+    }
+    function bruteForce(dates: number[], k: number): number {
+      const distinct = [...new Set(dates)].sort((a, b) => a - b);
+      let best = Infinity;
+      const visit = (starts: number[], next: number) => {
+        if (starts.length === k || next === distinct.length) {
+          const cost = dates.reduce((sum, d) => sum + d - Math.max(...starts.map((s) => distinct[s]).filter((c) => c <= d)), 0);
+          best = Math.min(best, cost);
+          if (starts.length === k) return;
+        }
+        for (let s = next; s < distinct.length; s++) visit([...starts, s], s + 1);
+      };
+      visit([0], 1);
+      return best;
+    }
   });
 
   test('error quantiles per step; with few errors, pooled and widened like a random walk', () => {

@@ -12,6 +12,7 @@ import { rng } from '../../numerics/random.ts';
 import { predictRow, type Booster } from './trees.ts';
 import { buildSchema, centerAt, chooseCenter, fillRow, fitCategoryCodes, seriesScale, type Schema, type SeriesData } from './features.ts';
 import { sortedQuantile } from '../../numerics/empirical-quantile.ts';
+import { groupByCutoff } from './cutoff-groups.ts';
 
 /**
  * svc-global: the service's own global model. One gradient-boosted tree ensemble (gbdt.ts) is
@@ -50,25 +51,6 @@ export const DEFAULT_OPTIONS: SvcGlobalOptions = {
  */
 export interface SvcGlobalBatch {
   readonly maxModels?: number;
-}
-
-interface Group {
-  /** Latest wall-clock time the group's training may see. */
-  readonly cutoff: number;
-  readonly tasks: number[];
-}
-
-/** Groups tasks by creation time: at most `k` groups, each trained up to its earliest task's time. */
-export function groupByCutoff(cutoffs: readonly number[], k: number): Group[] {
-  const distinct = [...new Set(cutoffs)].sort((a, b) => a - b);
-  const chosen = distinct.length <= k ? distinct : Array.from({ length: k }, (_, i) => distinct[Math.floor((i * distinct.length) / k)]);
-  const groups = chosen.map((cutoff) => ({ cutoff, tasks: [] as number[] }));
-  cutoffs.forEach((c, i) => {
-    let g = 0;
-    while (g + 1 < groups.length && groups[g + 1].cutoff <= c) g++;
-    groups[g].tasks.push(i);
-  });
-  return groups.filter((g) => g.tasks.length > 0);
 }
 
 /** Number of values of a series known by `cutoff` (times ascending). */
