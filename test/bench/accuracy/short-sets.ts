@@ -19,12 +19,15 @@
  * - `monthly-panels`: monthly series as published, with their months (US employment by industry,
  *   ending in many different years, and eight of fpp2's and fpp3's examples;
  *   `datasets/monthly-panels.csv.gz`), 48 to 144 months of history, the next 18 held out.
+ * - `quarterly-panels`: quarterly series as published, with their quarters (Australian prisoners,
+ *   tourism and hotels, US quarterly changes, fpp2's examples; `datasets/quarterly-panels.csv.gz`),
+ *   40 to 72 quarters of history, the next 8 held out.
  *
  * A series whose training part would be shorter than 12 years, 16 quarters, 30 months or 14 days
  * is left out. The horizons are the M competitions' for those frequencies.
  */
 import { loadM4, type M4Series } from '../../../datasets/m4.ts';
-import { loadMonthlyPanels } from '../../../datasets/monthly-panels.ts';
+import { loadCalendarPanels, MONTHLY_PANELS_PATH, QUARTERLY_PANELS_PATH } from '../../../datasets/calendar-panels.ts';
 import { loadRSeasonal } from '../../../datasets/r-seasonal.ts';
 import { loadYearlyPanels } from '../../../datasets/yearly-panels.ts';
 
@@ -32,6 +35,7 @@ export const SHORT_SETS = [
   'weekly-yearly',
   'yearly-panels',
   'weekly-quarterly',
+  'quarterly-panels',
   'weekly-monthly',
   'monthly-panels',
   'hourly-daily',
@@ -94,10 +98,13 @@ export async function loadShortSet(name: ShortSet): Promise<ShortSeries[]> {
     case 'hourly-daily':
       return (await loadM4('hourly')).map((s) => split(`${s.id}-D`, blockSums(joined(s), 24), 7, 14, 60, 14)).filter(present);
     case 'monthly-panels':
-      return loadMonthlyPanels().flatMap((s) => {
-        const kept = split(s.id, s.y, 12, 18, s.y.length, 30);
+    case 'quarterly-panels': {
+      const [path, season, horizon, minTrain] = name === 'monthly-panels' ? [MONTHLY_PANELS_PATH, 12, 18, 30] : [QUARTERLY_PANELS_PATH, 4, 8, 16];
+      return loadCalendarPanels(path, 12 / season).flatMap((s) => {
+        const kept = split(s.id, s.y, season, horizon, s.y.length, minTrain);
         return kept ? [{ ...kept, start: s.start }] : [];
       });
+    }
     case 'yearly-panels':
       return loadYearlyPanels()
         .map((s) => split(s.id, s.y, 1, 6, s.y.length, 12))
@@ -120,6 +127,7 @@ const STEP: Record<ShortSet, { months: number } | { days: number }> = {
   'weekly-quarterly': { months: 3 },
   'weekly-monthly': { months: 1 },
   'monthly-panels': { months: 1 },
+  'quarterly-panels': { months: 3 },
   'hourly-daily': { days: 1 },
   'r-monthly': { months: 1 },
   'r-quarterly': { months: 3 },
