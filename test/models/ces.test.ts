@@ -23,7 +23,7 @@ import { describe, expect, it } from 'vitest';
 import { ces, fitCes, forecastWithCes } from '../../models/families/ces/ces.ts';
 import { fitVariant, fitWith, forecastMean, selectCes } from '../../models/families/ces/ces-estimation.ts';
 import { pairwiseSum } from '../../models/families/ces/initial.ts';
-import type { CesParameters, CesVariant } from '../../models/families/ces/recursion.ts';
+import { discountGrowth, type CesParameters, type CesVariant } from '../../models/families/ces/recursion.ts';
 import { ModelInputError, type ForecastTask } from '../../models/contract/model-interface.ts';
 
 type Par = { alpha_0: number; alpha_1: number; beta_0: number | null; beta_1: number | null };
@@ -160,6 +160,39 @@ describe('ces reuse between backtest refits', () => {
     expect(reused.mean).not.toEqual(refit.mean);
     // ...and is the kept model run over the new history.
     expect(reused.mean).toEqual(forecastMean(fitWith(later.history, kept.m, kept.variant, kept.parameters), c.h));
+  });
+
+  it("the discount growth is the level recursion's spectral radius (N: a 2 x 2 matrix, in closed form)", () => {
+    for (const [a0, a1] of [
+      [1.3, 0.9],
+      [0.14, 0.9998],
+      [1.9, 1.1],
+    ]) {
+      // With nothing observed: l' = (1 - d) l - (1 - a1) c, c' = (1 - g) l + (1 - a0) c, d = a0 - a1, g = a0 + a1.
+      const [p, q, r, t] = [1 - (a0 - a1), -(1 - a1), 1 - (a0 + a1), 1 - a0];
+      const trace = p + t;
+      const det = p * t - q * r;
+      const disc = trace * trace - 4 * det;
+      const radius = disc >= 0 ? Math.max(Math.abs((trace + Math.sqrt(disc)) / 2), Math.abs((trace - Math.sqrt(disc)) / 2)) : Math.sqrt(det);
+      close(discountGrowth('N', 1, { alpha0: a0, alpha1: a1, beta0: NaN, beta1: NaN }), radius, 1e-3);
+    }
+  });
+
+  it('a fit from a history too short for its season, or with an exploding filter, is not kept: a longer history selects afresh', () => {
+    // A monthly trend with a yearly cycle; its first 6 months fit the non-seasonal variant only.
+    const y = Float64Array.from({ length: 96 }, (_, t) => 1000 + 5 * t + 60 * Math.sin((2 * Math.PI * t) / 12) + ((t * 37) % 11));
+    const short = fitCes(task(y.slice(0, 6), 12, 18))!;
+    expect([short.variant, short.seasonTried]).toEqual(['N', false]);
+    const later = task(y, 12, 18, [0.1, 0.9]);
+    expect(forecastWithCes(short, later)).toEqual(ces.forecast(later));
+    // Without a season to gain, an unstable kept fit is refitted too, where a stable one is kept.
+    const yearly = task(y.slice(0, 60), 1, 6, [0.1, 0.9]);
+    const unstable = { variant: 'N' as const, m: 1, parameters: { alpha0: 0.14, alpha1: 0.9998, beta0: NaN, beta1: NaN }, seasonTried: false };
+    expect(discountGrowth('N', 1, unstable.parameters)).toBeGreaterThan(1.001);
+    expect(forecastWithCes(unstable, yearly)).toEqual(ces.forecast(yearly));
+    const kept = fitCes(task(y.slice(0, 48), 1, 6))!;
+    expect(discountGrowth(kept.variant, kept.m, kept.parameters)).toBeLessThanOrEqual(1.001);
+    expect(forecastWithCes(kept, yearly).mean).toEqual(forecastMean(fitWith(yearly.history, kept.m, kept.variant, kept.parameters), 6));
   });
 
   it('a constant history keeps no fit; a kept fit on a constant history forecasts the constant', () => {

@@ -1,6 +1,6 @@
 import { candidates, estimable, fitWith, forecastMean, selectCes, usesSeason, type CesFit } from './ces-estimation.ts';
 import { forecastSd } from './ces-intervals.ts';
-import type { CesParameters, CesVariant } from './recursion.ts';
+import { discountGrowth, type CesParameters, type CesVariant } from './recursion.ts';
 import { gaussianQuantiles } from '../../numerics/normal.ts';
 import { ModelInputError, type ForecastOutput, type ForecastTask, type LocalModel } from '../../contract/model-interface.ts';
 
@@ -26,7 +26,10 @@ import { ModelInputError, type ForecastOutput, type ForecastTask, type LocalMode
  *
  * Between refits of a backtest (`reuse`), the variant and its smoothing parameters are kept; the
  * initial states, backfitted filter, residual variance and forecast follow the new history, as
- * the reference's `forward` does.
+ * the reference's `forward` does. Not where the kept fit only stood in for what the history could
+ * not yet support (no season tried, and the new history carries one), nor where its parameters
+ * are not stable: the reference's estimation does not require it, and a fit on a short history
+ * can hide a filter that explodes on a longer one. Those select afresh.
  */
 
 /** What a fit keeps between backtest dates: the chosen variant, its lag and parameters. */
@@ -34,7 +37,16 @@ export interface CesChoice {
   variant: CesVariant;
   m: number;
   parameters: CesParameters;
+  /** Whether the fit's history could carry a season (the seasonal variants were tried). */
+  seasonTried: boolean;
 }
+
+/**
+ * The most a kept fit's states may grow per step with nothing observed (its discount matrix's
+ * spectral radius): smooth::ces requires at most 1; the margin keeps the near-unit roots of level
+ * models, which the growth measured over a finite run reads a hair above 1.
+ */
+const MAX_KEPT_GROWTH = 1.001;
 
 const seasonOf = (task: ForecastTask) => Math.max(1, Math.round(task.seasonLength));
 
@@ -72,7 +84,7 @@ export function fitCes(task: ForecastTask): CesChoice | null {
   checkTask(task);
   if (isConstant(task.history)) return null;
   const { variant, m, parameters } = select(task);
-  return { variant, m, parameters };
+  return { variant, m, parameters, seasonTried: usesSeason(task.history.length, seasonOf(task)) };
 }
 
 /** Forecasts with a kept variant and parameters: the new history only passes through the recursion. */
@@ -81,10 +93,13 @@ export function forecastWithCes(choice: CesChoice | null, task: ForecastTask): F
   if (isConstant(task.history)) return constantForecast(task);
   // A constant history kept no fit; once the series moves there is nothing to keep: fit it.
   if (choice === null) return cesForecast(task);
+  const seasonNow = usesSeason(task.history.length, seasonOf(task));
+  if ((seasonNow && !choice.seasonTried) || discountGrowth(choice.variant, choice.m, choice.parameters) > MAX_KEPT_GROWTH) return cesForecast(task);
   // As the reference's forward: a seasonal variant falls back to N if the history cannot carry its season.
   const variant = usesSeason(task.history.length, choice.m) ? choice.variant : 'N';
   const fit = fitWith(task.history, choice.m, variant, choice.parameters);
-  if (Number.isNaN(fit.lik)) throw new ModelInputError('ces: the kept CES fit is numerically unstable on this history');
+  // A history the kept parameters cannot filter is selected afresh, as aets and aarima do.
+  if (Number.isNaN(fit.lik)) return cesForecast(task);
   return output(fit, task);
 }
 

@@ -212,3 +212,25 @@ export function cescalc(y: Float64Array, yReversed: Float64Array, s: StateMatrix
   fillTrailing(s, n, p, scratch);
   return n * Math.log(lik);
 }
+
+/**
+ * How much the states grow per step with nothing new observed (y = 0 after a unit start): the
+ * spectral radius of the recursion's discount matrix, read off the recursion itself over many
+ * seasons. Above 1 the filter amplifies its own errors: a fit on a short history can stay
+ * unnoticed there and explode on a longer one. The box bounds of the estimation do not exclude it.
+ */
+export function discountGrowth(variant: CesVariant, m: number, p: CesParameters): number {
+  const lags = variant === 'N' ? 1 : m;
+  const half = 50 * lags;
+  const s = stateMatrix(variant, lags, 2 * half + 2 * lags);
+  s.values.fill(1, 0, lags * s.k);
+  const zeros = new Float64Array(2 * half);
+  pass(zeros, s, p, new Float64Array(2 * half));
+  const size = (row: number) => {
+    let sum = 0;
+    for (let r = row; r < row + lags; r++) for (let c = 0; c < s.k; c++) sum += s.values[r * s.k + c] ** 2;
+    return Math.sqrt(sum);
+  };
+  const growth = (size(2 * half) / size(half)) ** (1 / half);
+  return Number.isFinite(growth) ? growth : Infinity;
+}
