@@ -174,9 +174,9 @@ describe('POST /forecast answers the reference response shape', () => {
     expect(first.prediction.mean).toEqual([...aarima.forecast(task(72)).mean]);
   });
 
-  test('refit once from a date too early for a likelihood fit: later dates select afresh, finite (aets, mstl)', async () => {
+  test('refit once from a date too early for a likelihood fit or a season: later dates select afresh (aets, mstl, ces)', async () => {
     const [serie] = hourlySeries(1, 120);
-    for (const model of ['aets', 'mstl']) {
+    for (const model of ['aets', 'mstl', 'ces']) {
       const res = await post({ series: [{ ...serie, fcds: [6, 120] }], horizon: 6, freq: 'H', quantiles: [0.1, 0.9], refit: 'once' }, `model=${model}`);
       expect(res.statusCode, res.body).toBe(200);
       const [first, later] = res.json().series[0];
