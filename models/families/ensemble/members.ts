@@ -76,12 +76,13 @@ export function windowBatch(tasks: readonly ForecastTask[], cuts: readonly (read
   return ends.size === 1 ? { options: { maxModels: 1 } } : {};
 }
 
+/** The refusal a member's non-finite forecast is reported with, where no member can forecast a task. */
+const NOT_FINITE = 'its forecast held a value that is not finite';
+
 /**
  * A forecast with a mean that is not finite counts as refused: one NaN in a window would reach the
  * combination's weights and every series of its pool.
  */
-const NOT_FINITE = 'its forecast held a value that is not finite';
-
 function finiteOrNull<T extends ForecastOutput | Float64Array>(forecast: T | null): T | null {
   if (forecast === null) return null;
   const mean = forecast instanceof Float64Array ? forecast : forecast.mean;
