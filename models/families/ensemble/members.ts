@@ -115,6 +115,12 @@ export async function runMember(
 ): Promise<MemberRun> {
   const { model } = member;
   let reason: string | null = null;
+  // A whole-history forecast that is not finite is refused, with its own reason where none came first.
+  const keepFinite = (forecast: ForecastOutput | null): ForecastOutput | null => {
+    const kept = finiteOrNull(forecast);
+    if (forecast !== null && kept === null) reason ??= NOT_FINITE;
+    return kept;
+  };
   if ('forecastBatch' in model) {
     // A global member learns across the batch: one call for the whole histories, one for every
     // window (trained only on what was known at the window's cut).
@@ -134,9 +140,7 @@ export async function runMember(
       flat = windowTasks.map(() => null);
     }
     let at = 0;
-    const finiteFull = full.map(finiteOrNull);
-    if (finiteFull.some((f, i) => f === null && full[i] !== null)) reason ??= NOT_FINITE;
-    return { full: finiteFull, windows: cuts.map((c) => c.map(() => finiteOrNull(flat[at++]))), refusal: reason };
+    return { full: full.map(keepFinite), windows: cuts.map((c) => c.map(() => finiteOrNull(flat[at++]))), refusal: reason };
   }
   const attempt = <T>(run: () => T): T | null => {
     try {
@@ -146,11 +150,7 @@ export async function runMember(
       return null;
     }
   };
-  const full = tasks.map((task) => {
-    const forecast = attempt(() => model.forecast(task));
-    if (forecast !== null && finiteOrNull(forecast) === null) reason ??= NOT_FINITE;
-    return finiteOrNull(forecast);
-  });
+  const full = tasks.map((task) => keepFinite(attempt(() => model.forecast(task))));
   const { reuse } = model;
   const windows = tasks.map((task, i) => {
     if (!full[i]) return cuts[i].map(() => null);
