@@ -120,14 +120,12 @@ async function runSet(
   peer: PeerSettings | null,
   defaultOnly: boolean,
 ): Promise<string> {
-  let series = (await (isM4(name) ? loadM4(name) : loadShortSet(name))).filter((_, i) => i % every === 0);
+  let series: ShortSeries[] = (await (isM4(name) ? loadM4(name) : loadShortSet(name))).filter((_, i) => i % every === 0);
   if (limit !== undefined) series = series.slice(0, limit);
   const tasks: ForecastTask[] = globalTasks(series, {
     seasonLength: (s) => s.seasonLength,
     seasonLengths: (s) => (s.seasonLength === 24 ? [24, 168] : [s.seasonLength]),
-  }).map((t, i) =>
-    isM4(name) ? t : { ...t, times: shortSetTimes(name, t.history.length, t.history.length + t.horizon, i, (series[i] as ShortSeries).start) },
-  );
+  }).map((t, i) => (isM4(name) ? t : { ...t, times: shortSetTimes(name, t.history.length, t.history.length + t.horizon, i, series[i].start) }));
   const settings = { modelsDir: '', onnxThreads: 1 };
   const rows: Summary[] = [];
   const memberCpuMs: number[] = [];

@@ -120,13 +120,14 @@ export class FlakyProxy {
       }
       let dropping = false;
       client.on('data', (chunk: Buffer) => {
-        if (this.outageAtNextPoll && chunk.toString('latin1').startsWith('GET /forecast-jobs/')) {
+        const request = chunk.toString('latin1', 0, 32);
+        if (this.outageAtNextPoll && request.startsWith('GET /forecast-jobs/')) {
           const wentDown = this.outageAtNextPoll;
           this.outageAtNextPoll = undefined;
           void this.stop().then(wentDown);
           return;
         }
-        if (this.dropNextSubmission && chunk.toString('latin1').startsWith('POST /forecast-jobs')) {
+        if (this.dropNextSubmission && request.startsWith('POST /forecast-jobs')) {
           this.dropNextSubmission = false;
           this.dropped++;
           dropping = true;

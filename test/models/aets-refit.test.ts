@@ -9,6 +9,15 @@ import { ADDITIVE, MULTIPLICATIVE, NONE } from '../../models/families/ets/ets-ty
 
 const seasonalSeries = (n: number) => Float64Array.from({ length: n }, (_, t) => 100 + 0.5 * t + 12 * Math.sin((2 * Math.PI * t) / 12) + ((t * 7) % 5));
 
+/** The task at the first n values of y, `since` of them past a kept fit (0: the fit's own date). */
+const refitTask = (y: Float64Array, horizon: number) => (n: number, since: number) => ({
+  history: y.subarray(0, n),
+  horizon,
+  quantiles: [0.1, 0.9],
+  seasonLength: 12,
+  refit: { fcd: n - since, history: y.subarray(0, n - since), since },
+});
+
 describe('advanceState', () => {
   it.each([
     ['A,A,A', { error: ADDITIVE, trend: ADDITIVE, season: ADDITIVE, m: 12, alpha: 0.3, beta: 0.05, gamma: 0.1, phi: 0.95 }],
@@ -31,13 +40,7 @@ describe('advanceState', () => {
 
 describe('aets with a kept fit', () => {
   const y = seasonalSeries(96);
-  const task = (n: number, since: number) => ({
-    history: y.subarray(0, n),
-    horizon: 12,
-    quantiles: [0.1, 0.9],
-    seasonLength: 12,
-    refit: { fcd: n - since, history: y.subarray(0, n - since), since },
-  });
+  const task = refitTask(y, 12);
 
   it('at the refit date itself it is the fresh fit', () => {
     const fit = fitAets(task(80, 0));
@@ -58,13 +61,7 @@ describe('aets with a kept fit', () => {
 describe('aets with a kept fallback fit', () => {
   // Six observations are too few for a likelihood fit: R's Holt-Winters fallback stands in.
   const y = seasonalSeries(48);
-  const task = (n: number, since: number) => ({
-    history: y.subarray(0, n),
-    horizon: 6,
-    quantiles: [0.1, 0.9],
-    seasonLength: 12,
-    refit: { fcd: n - since, history: y.subarray(0, n - since), since },
-  });
+  const task = refitTask(y, 6);
 
   it('is not kept: a later history gets its own selection, finite, as a fresh fit', () => {
     const kept = fitAets(task(6, 0));
