@@ -4,6 +4,7 @@ import { combine, memberWeights, windowErrors } from '../../models/families/ense
 import { windowBatch, windowCuts, windowTask } from '../../models/families/ensemble/members.ts';
 import { MULTI_SEASONAL_PROFILE } from '../../models/families/ensemble/multi-seasonal.ts';
 import { loadMember } from '../../models/contract/model-registry.ts';
+import { loadRSeasonal } from '../../datasets/r-seasonal.ts';
 import { ModelInputError, type EnsembleSettings, type ForecastTask, type LocalModel } from '../../models/contract/model-interface.ts';
 
 const settings = { modelsDir: '/nonexistent', onnxThreads: 1 };
@@ -172,6 +173,27 @@ describe('ensemble model', () => {
       'earliest-and-last',
     );
     expect(pooled.runs[0].windows[20]).toEqual([theta.forecast(windowTask(seriesTask, 40)).mean, theta.forecast(windowTask(seriesTask, 56)).mean]);
+  });
+
+  test("aarima's windows keep its search's CSS fit; its whole history is refitted by maximum likelihood", async () => {
+    const aarima = (await loadMember('aarima', settings)) as LocalModel;
+    const y = loadRSeasonal().find((s) => s.id === 'USAccDeaths')!.y;
+    const seriesTask = task(y, 12, 12, [0.1, 0.9]);
+    const [cut] = windowCuts(y.length, 12, 2);
+    const windowWith = (maxRefits: number) => aarima.forecast({ ...windowTask(seriesTask, cut), options: { approximation: 'on', maxRefits } }).mean;
+    const { runs } = await runMembers([{ name: 'aarima', model: aarima }], [seriesTask], [], 2, 'earliest');
+    expect(runs[0].windows[0][0]).toEqual(windowWith(0));
+    expect(windowWith(0)).not.toEqual(windowWith(1));
+    expect(runs[0].full[0]).toEqual(aarima.forecast({ ...seriesTask, options: { approximation: 'on', maxRefits: 1 } }));
+    // Where every window runs, the fit carried through them is the CSS one too.
+    const carried = await runMembers([{ name: 'aarima', model: aarima }], [seriesTask], [], 3);
+    const cuts = windowCuts(y.length, 12, 3);
+    const kept = aarima.reuse!.fit({ ...windowTask(seriesTask, cuts[0]), options: { approximation: 'on', maxRefits: 0 } });
+    expect((kept as { model: { fit: { method: string } } }).model.fit.method).toBe('CSS');
+    expect(carried.runs[0].windows[0][2]).toEqual(
+      aarima.reuse!.forecast(kept, { ...windowTask(seriesTask, cuts[2]), refit: { fcd: cuts[0], history: y.subarray(0, cuts[0]), since: cuts[2] - cuts[0] } })
+        .mean,
+    );
   });
 
   test('a member refusing the windows sits the series out; one refusing everything too; none left is a model input error', async () => {

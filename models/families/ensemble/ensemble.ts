@@ -132,6 +132,13 @@ const covers = (ran: WindowsRun, needed: WindowsRun) => ran === 'all' || ran ===
  */
 const MEMBER_OPTIONS: Readonly<Record<string, object>> = { aets: { estimation: 'r' }, aarima: { approximation: 'on', maxRefits: 1 } };
 
+/**
+ * Members' options in their windows, where they differ from MEMBER_OPTIONS. Windows are read for
+ * their means alone. `aarima`'s exact refit moves its mean little and costs most of its search,
+ * so its windows keep the search's CSS fit (docs/decisions/088-ensemble-arima-windows-keep-css-fit.md).
+ */
+const WINDOW_MEMBER_OPTIONS: Readonly<Record<string, object>> = { aarima: { approximation: 'on', maxRefits: 0 } };
+
 const withMemberOptions = (name: string, tasks: readonly ForecastTask[]): readonly ForecastTask[] => {
   const options = MEMBER_OPTIONS[name];
   return options ? tasks.map((task) => ({ ...task, options })) : tasks;
@@ -161,7 +168,10 @@ export async function runMembers(
   // a pool's last window stands in for the final forecast, so it keeps a fit of its own.
   // Where the members' distributions are mixed, each is read at a grid of levels too (memberLevels).
   const asked = tasks.map((task) => (mixesMembers(task) ? { ...task, quantiles: memberLevels(task) } : task));
-  for (const member of members) runs.push(await runMember(member, withMemberOptions(member.name, asked), run, context, ran === 'all'));
+  for (const member of members) {
+    const settings = { carryFit: ran === 'all', windowOptions: WINDOW_MEMBER_OPTIONS[member.name] };
+    runs.push(await runMember(member, withMemberOptions(member.name, asked), run, context, settings));
+  }
   return { cuts, runs, ran };
 }
 

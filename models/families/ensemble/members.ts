@@ -45,11 +45,15 @@ const cutCovariates = (c: TaskCovariates, cut: number, horizon: number): TaskCov
   static: c.static,
 });
 
-/** The task as it stood `cut` observations into its history: the window's forecast is compared with what followed. */
-export function windowTask(task: ForecastTask, cut: number): ForecastTask {
+/**
+ * The task as it stood `cut` observations into its history: the window's forecast is compared with
+ * what followed. `options` replace the member's options there (windowOptions in RunSettings).
+ */
+export function windowTask(task: ForecastTask, cut: number, options: unknown = task.options): ForecastTask {
   const { horizon } = task;
   return {
     ...task,
+    options,
     history: task.history.subarray(0, cut),
     quantiles: [],
     ...(task.times && { times: task.times.subarray(0, cut + horizon) }),
@@ -94,16 +98,30 @@ function refusal(err: unknown): string {
   throw err;
 }
 
+/** A task's window at a cut, with the member's window options. */
+type WindowOf = (task: ForecastTask, cut: number) => ForecastTask;
+
 /**
  * A local member's window forecasts of one task from one fit: fitted at the earliest window, its
  * states run through the observations since for each later one, as between a backtest's refits
  * (LocalModel.reuse). The windows then cost one fit, not one each
  * (docs/decisions/082-ensemble-windows-carry-one-fit.md).
  */
-function carriedWindows(reuse: FitReuse<unknown>, task: ForecastTask, cuts: readonly number[]): Float64Array[] {
+function carriedWindows(reuse: FitReuse<unknown>, task: ForecastTask, cuts: readonly number[], windowOf: WindowOf): Float64Array[] {
   const fitHistory = task.history.subarray(0, cuts[0]);
-  const fitted = reuse.fit(windowTask(task, cuts[0]));
-  return cuts.map((cut) => reuse.forecast(fitted, { ...windowTask(task, cut), refit: { fcd: cuts[0], history: fitHistory, since: cut - cuts[0] } }).mean);
+  const fitted = reuse.fit(windowOf(task, cuts[0]));
+  return cuts.map((cut) => reuse.forecast(fitted, { ...windowOf(task, cut), refit: { fcd: cuts[0], history: fitHistory, since: cut - cuts[0] } }).mean);
+}
+
+/** How runMember runs a member's windows. */
+export interface RunSettings {
+  /** Fit each task once, at its earliest window, and carry that fit through the later ones. */
+  readonly carryFit?: boolean;
+  /**
+   * The member's options in its windows, in place of the tasks' own. Windows are read for their
+   * means alone (seating, weights, a pool's errors), never for their quantiles.
+   */
+  readonly windowOptions?: object;
 }
 
 export async function runMember(
@@ -111,9 +129,10 @@ export async function runMember(
   tasks: readonly ForecastTask[],
   cuts: readonly number[][],
   context: readonly ContextSeries[],
-  carryFit = false,
+  { carryFit = false, windowOptions }: RunSettings = {},
 ): Promise<MemberRun> {
   const { model } = member;
+  const windowOf: WindowOf = (task, cut) => windowTask(task, cut, windowOptions ?? task.options);
   let reason: string | null = null;
   // A whole-history forecast that is not finite is refused, with its own reason where none came first.
   const keepFinite = (forecast: ForecastOutput | null): ForecastOutput | null => {
@@ -124,7 +143,7 @@ export async function runMember(
   if ('forecastBatch' in model) {
     // A global member learns across the batch: one call for the whole histories, one for every
     // window (trained only on what was known at the window's cut).
-    const windowTasks = tasks.flatMap((task, i) => cuts[i].map((cut) => windowTask(task, cut)));
+    const windowTasks = tasks.flatMap((task, i) => cuts[i].map((cut) => windowOf(task, cut)));
     let full: (ForecastOutput | null)[];
     let flat: (Float64Array | null)[];
     try {
@@ -155,8 +174,8 @@ export async function runMember(
   const windows = tasks.map((task, i) => {
     if (!full[i]) return cuts[i].map(() => null);
     // Where the earliest window refuses the fit, each window is tried on its own.
-    const carried = carryFit && reuse && cuts[i].length >= 2 ? attempt(() => carriedWindows(reuse, task, cuts[i])) : null;
-    return (carried ?? cuts[i].map((cut) => attempt(() => model.forecast(windowTask(task, cut)).mean))).map(finiteOrNull);
+    const carried = carryFit && reuse && cuts[i].length >= 2 ? attempt(() => carriedWindows(reuse, task, cuts[i], windowOf)) : null;
+    return (carried ?? cuts[i].map((cut) => attempt(() => model.forecast(windowOf(task, cut)).mean))).map(finiteOrNull);
   });
   return { full, windows, refusal: reason };
 }
