@@ -1,8 +1,9 @@
 /**
  * aarima keeping its selection between backtest dates (LocalModel.reuse), as
- * forecast::Arima(y, model = fit): the orders and coefficients stay, the later observations pass
- * through the filter, the residual variance follows them.
+ * forecast::Arima(y, model = fit): the orders, the coefficients and the residual variance stay,
+ * the later observations pass through the filter. R's side: tools/reference/arima-kept-fixtures.R.
  */
+import { readFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
 import { aarima, autoArimaForecast, fitAarima, forecastWithAarima } from '../../models/families/arima/aarima.ts';
 import { fitArima } from '../../models/families/arima/arima-estimation.ts';
@@ -74,5 +75,39 @@ describe('aarima keeps its selection between backtest dates', () => {
     const flat = task(new Float64Array(40).fill(5));
     const grown = task(Float64Array.from({ length: 60 }, (_, t) => (t < 40 ? 5 : t)));
     expect(Array.from(forecastWithAarima(fitAarima(flat), grown).mean)).toEqual(Array.from(autoArimaForecast(grown).mean));
+  });
+});
+
+interface KeptCase {
+  name: string;
+  m: number;
+  y: number[];
+  fit_length: number;
+  h: number;
+  fit: { arma: number[]; sigma2: number };
+  kept: { sigma2: number; mean: number[]; lower80: number[]; upper80: number[]; lower95: number[]; upper95: number[] };
+}
+
+const KEPT_CASES = JSON.parse(readFileSync(new URL('../fixtures/arima-kept/kept-models.json', import.meta.url), 'utf8')) as KeptCase[];
+
+describe("aarima's kept selection against R's Arima(y, model = auto.arima(start of y))", () => {
+  // The tolerances of the auto.arima fixtures (aarima.test.ts): the coefficients come from a search.
+  test.each(KEPT_CASES.map((c) => [c.name, c] as const))('%s', (_, c) => {
+    const y = Float64Array.from(c.y);
+    const fitted = fitAarima(task(y.subarray(0, c.fit_length), c.m));
+    if (fitted.model.kind !== 'arima') throw new Error(`${c.name}: expected an ARIMA model`);
+    const { p, q, P, Q, d, D } = fitted.model.fit.orders;
+    const [rp, rq, rP, rQ, , rd, rD] = c.fit.arma;
+    expect([p, q, P, Q, d, D]).toEqual([rp, rq, rP, rQ, rd, rD]);
+    // R keeps the first fit's residual variance.
+    expect(c.kept.sigma2).toBe(c.fit.sigma2);
+    const out = forecastWithAarima(fitted, { history: y, horizon: c.h, seasonLength: c.m, quantiles: [0.025, 0.1, 0.5, 0.9, 0.975] });
+    const range = Math.max(...c.y) - Math.min(...c.y);
+    for (let t = 0; t < c.h; t++) {
+      const width = c.kept.upper95[t] - c.kept.lower95[t];
+      expect(Math.abs(out.mean[t] - c.kept.mean[t])).toBeLessThan(1e-6 * range);
+      const bounds = [c.kept.lower95[t], c.kept.lower80[t], c.kept.mean[t], c.kept.upper80[t], c.kept.upper95[t]];
+      bounds.forEach((b, k) => expect(Math.abs(out.quantiles[k][t] - b)).toBeLessThan(1e-5 * width));
+    }
   });
 });

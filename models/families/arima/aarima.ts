@@ -90,11 +90,11 @@ export function fitAarima(task: ForecastTask): AarimaFit {
 }
 
 /**
- * Forecasts with a kept selection, as forecast::Arima(y, model = fit): its orders and coefficients
- * stay, the new observations pass through the filter, and the residual variance follows them
- * (keptModel). A constant history kept no model to carry; nor does one whose regressors changed
- * (a column constant at the fit may vary since): those are selected afresh, as is a history the
- * kept model cannot filter.
+ * Forecasts with a kept selection, as forecast::Arima(y, model = fit): its orders, coefficients and
+ * residual variance stay, and the new observations pass through the filter (keptModel). A
+ * constant history kept no model to carry; nor does one whose regressors changed (a column
+ * constant at the fit may vary since): those are selected afresh, as is a history the kept model
+ * cannot filter.
  */
 export function forecastWithAarima(kept: AarimaFit, task: ForecastTask): ForecastOutput {
   checkHistory(task);

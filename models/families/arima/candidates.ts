@@ -154,16 +154,15 @@ export function fitLikeArima(
 }
 
 /**
- * A selected model on another history, its coefficients kept, as forecast::Arima(y, model = fit):
- * the observations pass through the Kalman filter with the model's orders, mean, drift and
- * regressors, nothing is estimated, and the residual variance is read from the new residuals with
- * the fit's own degrees-of-freedom correction (its number of estimated coefficients).
+ * A selected model on another history, as forecast::Arima(y, model = fit): the observations pass
+ * through the Kalman filter with the model's orders, mean, drift and regressors. Nothing is
+ * estimated: the coefficients and the residual variance stay the fit's (R's arima2 keeps
+ * model$sigma2).
  */
 export function keptModel(model: Extract<AutoArimaModel, { kind: 'arima' }>, x: Float64Array, xreg: Regressors | null): AutoArimaModel {
-  const { orders: o, hasIntercept, coef, mask } = model.fit;
+  const { orders: o, hasIntercept, coef } = model.fit;
   const n = x.length;
   if (n <= o.d + o.D * o.m) throw new AutoArimaError('Not enough data to fit the model');
   const fit = fitArima(x, { orders: o, includeMean: hasIntercept, xreg: model.drift ? withDrift(n, xreg) : xreg, fixed: coef, method: model.fit.method });
-  const npar = mask.filter(Boolean).length + 1;
-  return { ...model, fit, sigma2: residualVariance(fit, n - o.d - o.D * o.m, npar), n };
+  return { ...model, fit, n };
 }
