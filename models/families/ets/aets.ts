@@ -45,8 +45,10 @@ export function autoEtsForecast(task: ForecastTask): ForecastOutput {
 
 /**
  * Between refits of a backtest: the kept model (structure, smoothing parameters, innovation
- * variance) takes in the observations since its fit, as R's `ets(y, model = fit)` keeps the
- * parameters; only the states move. Without those observations in the history (a context window
+ * variance) takes in the observations since its fit, as R's `ets(y, model = fit,
+ * use.initial.values = TRUE)` keeps the parameters; only the states move. R also recomputes the
+ * variance from the whole history's residuals; the fit does not keep its residuals, so the
+ * variance stays the fit's. Without those observations in the history (a context window
  * shorter than the gap) the model is fitted anew. So is a fallback fit (no likelihood: a history
  * too short to estimate one, or constant): it stood in for a model the history could not yet
  * support, and its Holt-Winters smoothing parameters do not run in the ETS recursion.
