@@ -5,6 +5,7 @@ import { windowBatch, windowCuts, windowTask } from '../../models/families/ensem
 import { MULTI_SEASONAL_PROFILE } from '../../models/families/ensemble/multi-seasonal.ts';
 import { loadMember } from '../../models/contract/model-registry.ts';
 import { loadRSeasonal } from '../../datasets/r-seasonal.ts';
+import type { AarimaFit } from '../../models/families/arima/aarima.ts';
 import { ModelInputError, type EnsembleSettings, type ForecastTask, type LocalModel } from '../../models/contract/model-interface.ts';
 
 const settings = { modelsDir: '/nonexistent', onnxThreads: 1 };
@@ -188,8 +189,8 @@ describe('ensemble model', () => {
     // Where every window runs, the fit carried through them is the CSS one too.
     const carried = await runMembers([{ name: 'aarima', model: aarima }], [seriesTask], [], 3);
     const cuts = windowCuts(y.length, 12, 3);
-    const kept = aarima.reuse!.fit({ ...windowTask(seriesTask, cuts[0]), options: { approximation: 'on', maxRefits: 0 } });
-    expect((kept as { model: { fit: { method: string } } }).model.fit.method).toBe('CSS');
+    const kept = aarima.reuse!.fit({ ...windowTask(seriesTask, cuts[0]), options: { approximation: 'on', maxRefits: 0 } }) as AarimaFit;
+    expect(kept.model.kind === 'arima' && kept.model.fit.method).toBe('CSS');
     expect(carried.runs[0].windows[0][2]).toEqual(
       aarima.reuse!.forecast(kept, { ...windowTask(seriesTask, cuts[2]), refit: { fcd: cuts[0], history: y.subarray(0, cuts[0]), since: cuts[2] - cuts[0] } })
         .mean,
