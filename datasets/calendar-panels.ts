@@ -18,7 +18,8 @@ export const MONTHLY_PANELS_PATH = new URL('./monthly-panels.csv.gz', import.met
 export const QUARTERLY_PANELS_PATH = new URL('./quarterly-panels.csv.gz', import.meta.url).pathname;
 
 const monthStart = (month: string): number => Date.UTC(Number(month.slice(0, 4)), Number(month.slice(5, 7)) - 1, 1);
-const monthsLater = (at: number, months: number): number => Date.UTC(new Date(at).getUTCFullYear(), new Date(at).getUTCMonth() + months, 1);
+/** The first day of the month `months` after the month of `at` (UTC milliseconds). */
+export const monthsLater = (at: number, months: number): number => Date.UTC(new Date(at).getUTCFullYear(), new Date(at).getUTCMonth() + months, 1);
 
 /** The series of a file whose rows are `monthsPerStep` months apart: 1 monthly, 3 quarterly. */
 export function loadCalendarPanels(path: string, monthsPerStep: number): CalendarSeries[] {

@@ -132,7 +132,7 @@ export async function runMember(
   { carryFit = false, windowOptions }: RunSettings = {},
 ): Promise<MemberRun> {
   const { model } = member;
-  const windowOf: WindowOf = (task, cut) => windowTask(task, cut, windowOptions ?? task.options);
+  const windowOf: WindowOf = (task, cut) => windowTask(task, cut, windowOptions);
   let reason: string | null = null;
   // A whole-history forecast that is not finite is refused, with its own reason where none came first.
   const keepFinite = (forecast: ForecastOutput | null): ForecastOutput | null => {

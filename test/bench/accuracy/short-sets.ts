@@ -27,7 +27,7 @@
  * is left out. The horizons are the M competitions' for those frequencies.
  */
 import { loadM4, type M4Series } from '../../../datasets/m4.ts';
-import { loadCalendarPanels, MONTHLY_PANELS_PATH, QUARTERLY_PANELS_PATH } from '../../../datasets/calendar-panels.ts';
+import { loadCalendarPanels, monthsLater, MONTHLY_PANELS_PATH, QUARTERLY_PANELS_PATH } from '../../../datasets/calendar-panels.ts';
 import { loadRSeasonal } from '../../../datasets/r-seasonal.ts';
 import { loadYearlyPanels } from '../../../datasets/yearly-panels.ts';
 
@@ -152,10 +152,7 @@ const STEPS_PER_YEAR: Partial<Record<ShortSet, number>> = { 'weekly-yearly': 1, 
  */
 export function shortSetTimes(name: ShortSet, historyLength: number, length: number, index = 0, start?: number): Float64Array {
   const step = STEP[name];
-  if (start !== undefined && 'months' in step) {
-    const first = new Date(start);
-    return Float64Array.from({ length }, (_, k) => Date.UTC(first.getUTCFullYear(), first.getUTCMonth() + k * step.months, 1));
-  }
+  if (start !== undefined && 'months' in step) return Float64Array.from({ length }, (_, k) => monthsLater(start, k * step.months));
   const offset = (index % 12) * (STEPS_PER_YEAR[name] ?? 0);
   return Float64Array.from({ length }, (_, k) => {
     const back = historyLength - 1 - k + offset;
