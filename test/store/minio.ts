@@ -39,17 +39,25 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** MinIO ended before it answered (on a first start, likely its port taken since freePort; its stderr says). */
+class MinioExited extends Error {}
+
+/** First starts tried, each on a new free port. */
+const START_ATTEMPTS = 3;
+
 export async function startMinio(): Promise<Minio> {
-  const port = await freePort();
-  const endpoint = `http://127.0.0.1:${port}`;
+  let port = 0;
+  let endpoint = '';
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'minio-test-'));
   let child: ChildProcess | undefined;
 
   const start = async () => {
     child = spawn(MINIO_BIN, ['server', dataDir, '--address', `127.0.0.1:${port}`, '--quiet'], {
       env: { ...process.env, MINIO_ROOT_USER: USER, MINIO_ROOT_PASSWORD: PASSWORD, MINIO_BROWSER: 'off', MINIO_UPDATE: 'off' },
-      stdio: 'ignore',
+      stdio: ['ignore', 'ignore', 'pipe'],
     });
+    let stderr = '';
+    child.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-2000)));
     const deadline = Date.now() + 60_000;
     for (;;) {
       const live = await fetch(`${endpoint}/minio/health/live`).then(
@@ -57,7 +65,7 @@ export async function startMinio(): Promise<Minio> {
         () => false,
       );
       if (live) return;
-      if (child.exitCode !== null) throw new Error(`MinIO (${MINIO_BIN}) exited with ${child.exitCode}`);
+      if (child.exitCode !== null) throw new MinioExited(`MinIO (${MINIO_BIN}) exited with ${child.exitCode} at ${endpoint}: ${stderr.trim()}`);
       if (Date.now() > deadline) throw new Error(`MinIO did not start at ${endpoint}`);
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -76,7 +84,18 @@ export async function startMinio(): Promise<Minio> {
     AWS_SECRET_ACCESS_KEY: PASSWORD,
   });
 
-  await start();
+  // Test files run in parallel: another one may bind the free port before MinIO does. A first start
+  // that ends early is tried again on a new port; later starts (fault tests) keep theirs.
+  for (let attempt = 1; ; attempt++) {
+    port = await freePort();
+    endpoint = `http://127.0.0.1:${port}`;
+    try {
+      await start();
+      break;
+    } catch (err) {
+      if (!(err instanceof MinioExited) || attempt === START_ATTEMPTS) throw err;
+    }
+  }
   return {
     endpoint,
     env,
