@@ -145,8 +145,8 @@ export interface GlobalBatchOptions {
   readonly options?: unknown;
 }
 
-/** How an ensemble combines its members (models/families/ensemble/combine.ts). */
-export type Combination = 'mean' | 'median' | 'weighted';
+/** How an ensemble combines its members: equal, median, weighted per series or across a pool of series (models/families/ensemble/combine.ts). */
+export type Combination = 'mean' | 'median' | 'weighted' | 'pooled';
 
 /**
  * Where an ensemble's quantiles come from: `conformal`, the combination's own errors in the

@@ -155,14 +155,7 @@ async function runSet(
   if (defaultOnly) rows.push(await serviceDefault(series, tasks, windows));
   else
     for (const combination of COMBINATIONS)
-      rows.push(
-        scoreAll(
-          `ensemble ${combination}`,
-          series,
-          tasks.map((t, i) => combineTask(t, i, all, { combination, intervals: 'conformal' }, members)),
-          totalCpu,
-        ),
-      );
+      rows.push(scoreAll(`ensemble ${combination}`, series, combineGroup(tasks, all, { combination, intervals: 'conformal' }, members), totalCpu));
   // The service's own choices, where the members ran include them: each profile on every series,
   // and the default (each series its profile). The global member was trained once on the whole
   // set here, where the service trains it per profile's group of series.

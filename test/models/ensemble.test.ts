@@ -247,7 +247,7 @@ describe('ensemble model', () => {
     expect([...combineTask(task(trend(20), 3, 4), 0, runs, { combination: 'mean', intervals: 'conformal' }, ['naive']).mean]).toEqual([19, 19, 19]);
   });
 
-  test("without members, combination or intervals each series gets its profile: short ones (n <= 150, season <= 12) the equal mean of six with the members' quantiles, long ones the weighted five with conformal ones, long ones of several seasons the weighted three", () => {
+  test("without members, combination or intervals each series gets its profile: short ones (n <= 150, season <= 12) six weighed and calibrated across the request's series, long ones the weighted five with conformal ones, long ones of several seasons the weighted three", () => {
     expect(defaultProfile(task(trend(150), 8, 12))).toBe(SHORT_SERIES_PROFILE);
     expect(defaultProfile(task(trend(151), 8, 12))).toBe(LONG_SERIES_PROFILE);
     expect(defaultProfile(task(trend(60), 8, 24))).toBe(LONG_SERIES_PROFILE);
@@ -260,7 +260,7 @@ describe('ensemble model', () => {
       combination: 'weighted',
       intervals: 'conformal',
     });
-    expect(SHORT_SERIES_PROFILE).toEqual({ members: ['aets', 'aarima', 'theta', 'ces', 'mstl', 'svc-global'], combination: 'mean', intervals: 'pooled' });
+    expect(SHORT_SERIES_PROFILE).toEqual({ members: ['aets', 'aarima', 'theta', 'ces', 'mstl', 'svc-global'], combination: 'pooled', intervals: 'pooled' });
     expect(LONG_SERIES_PROFILE).toEqual({
       members: ['aets', 'theta', 'mstl', 'svc-global', 'seasonal-naive'],
       combination: 'weighted',

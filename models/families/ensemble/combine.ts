@@ -11,10 +11,12 @@ import type { Combination, EnsembleIntervals } from '../../contract/model-interf
  * wrong). `weighted`: weights inversely proportional to each member's error variance over the
  * validation windows (Bates and Granger's combination), the long-series default. The variance is
  * read as the squared mean absolute error, not the mean squared error: one window's spike then
- * does not decide the weights (docs/decisions/083-ensemble-weights-from-absolute-errors.md). Why
+ * does not decide the weights (docs/decisions/083-ensemble-weights-from-absolute-errors.md).
+ * `pooled`: the same inverse, from each member's scaled error over the last windows of the
+ * request's series of one season and horizon (pooled-weights.ts), the short-series default. Why
  * each profile combines as it does: docs/decisions/004-ensemble-profile-per-series.md.
  */
-export const COMBINATIONS: readonly Combination[] = ['mean', 'median', 'weighted'];
+export const COMBINATIONS: readonly Combination[] = ['mean', 'median', 'weighted', 'pooled'];
 
 /** Where the quantiles come from: the combination's window errors, the members' own quantiles (memberQuantiles), or errors pooled across series (pooled-calibration.ts). */
 export const ENSEMBLE_INTERVALS: readonly EnsembleIntervals[] = ['conformal', 'members', 'pooled'];
@@ -40,7 +42,8 @@ export function windowErrors(windows: readonly (readonly Float64Array[])[], actu
 /** The members' weights (summing to 1) for a combination, from their window errors. */
 export function memberWeights(combination: Combination, errors: readonly number[]): number[] {
   const k = errors.length;
-  if (combination !== 'weighted' || errors.some((e) => !Number.isFinite(e))) return errors.map(() => 1 / k);
+  const fromErrors = combination === 'weighted' || combination === 'pooled';
+  if (!fromErrors || errors.some((e) => !Number.isFinite(e))) return errors.map(() => 1 / k);
   // A member that was exact in every window takes all the weight (shared among such members).
   const exact = errors.filter((e) => e === 0).length;
   if (exact > 0) return errors.map((e) => (e === 0 ? 1 / exact : 0));

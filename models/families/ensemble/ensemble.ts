@@ -2,6 +2,7 @@ import { conformalQuantiles } from '../../numerics/conformal.ts';
 import { combine, memberQuantiles, memberWeights, windowErrors } from './combine.ts';
 import { memberLevels, mixesMembers, mixtureQuantiles } from './member-mixture.ts';
 import { mayPool, pooledQuantiles, pooledScores, type LastWindow, type PoolCalibration } from './pooled-calibration.ts';
+import { pooledMemberErrors, type LastForecasts, type PooledErrors } from './pooled-weights.ts';
 import { runMember, windowCuts, type Member, type MemberModel, type MemberRun } from './members.ts';
 import { MULTI_SEASONAL_PROFILE, multiSeasonal } from './multi-seasonal.ts';
 import {
@@ -63,18 +64,19 @@ export const LONG_SERIES_PROFILE: EnsembleProfile = {
 /**
  * Short series with at most a yearly cycle of 12 (BENCHMARKS.md, "ensemble on short series"):
  * ETS, ARIMA, CES and Theta (the four of the SCUM combination), mstl (a decomposition with an ETS
- * trend: on daily data it models the week) and svc-global, with equal weights. Windows inside a
- * history of a few dozen points train on a fraction of it, so weights learned there are noise
- * more than signal (the forecast combination puzzle), and the equal mean of these six forecast
- * short series better than the long profile. Quantiles: pooled across the request's series where
- * there are many of different periods, else the members' own, averaged around the mean (mixed
- * where the series has no season)
+ * trend: on daily data it models the week) and svc-global. Windows inside a history of a few
+ * dozen points train on a fraction of it, so weights learned there are noise more than signal
+ * (the forecast combination puzzle), and the equal mean of these six forecast short series
+ * better than the long profile. Where the request holds many series of different periods, their
+ * last windows weigh the members for all of them (pooled-weights.ts); elsewhere the weights are
+ * equal. Quantiles: pooled across those series likewise, else the members' own, averaged around
+ * the mean (mixed where the series has no season)
  * (docs/decisions/004-ensemble-profile-per-series.md, 005-ensemble-windows-and-quantiles.md,
- * 058-pooled-calibration-of-short-series.md).
+ * 058-pooled-calibration-of-short-series.md, 089-ensemble-weights-pooled-across-series.md).
  */
 export const SHORT_SERIES_PROFILE: EnsembleProfile = {
   members: ['aets', 'aarima', 'theta', 'ces', 'mstl', 'svc-global'],
-  combination: 'mean',
+  combination: 'pooled',
   intervals: 'pooled',
 };
 
@@ -114,7 +116,7 @@ export type WindowsRun = 'all' | 'earliest' | 'earliest-and-last';
 
 export function windowsToRun({ combination, intervals }: Combining): WindowsRun {
   if (combination === 'weighted' || intervals === 'conformal') return 'all';
-  return intervals === 'pooled' ? 'earliest-and-last' : 'earliest';
+  return intervals === 'pooled' || combination === 'pooled' ? 'earliest-and-last' : 'earliest';
 }
 
 const covers = (ran: WindowsRun, needed: WindowsRun) => ran === 'all' || ran === needed || (ran === 'earliest-and-last' && needed === 'earliest');
@@ -181,8 +183,25 @@ function seating({ runs }: EnsembleRuns, i: number): { able: number[]; validated
   return { able, validated: able.filter((k) => runs[k].windows[i].every((w) => w !== null)) };
 }
 
-/** The validated members' weights for task i: from their window errors when weighted, else equal. */
-function combinedWeights(task: ForecastTask, i: number, { cuts, runs }: EnsembleRuns, combination: Combination, validated: number[]): number[] {
+/**
+ * The validated members' weights for task i: from their window errors when weighted, from their
+ * pool's errors when pooled (equal where the pool weighs nobody), else equal.
+ */
+function combinedWeights(
+  task: ForecastTask,
+  i: number,
+  { cuts, runs }: EnsembleRuns,
+  combination: Combination,
+  validated: number[],
+  pooled?: (i: number) => PooledErrors | null,
+): number[] {
+  if (combination === 'pooled') {
+    const errors = pooled?.(i) ?? null;
+    return memberWeights(
+      combination,
+      validated.map((k) => (errors === null ? NaN : errors[k] ** 2)),
+    );
+  }
   if (combination !== 'weighted') return validated.map(() => 1 / validated.length);
   const actual = cuts[i].map((cut) => task.history.subarray(cut, cut + task.horizon));
   return memberWeights(
@@ -198,20 +217,43 @@ function combinedWeights(task: ForecastTask, i: number, { cuts, runs }: Ensemble
  * Task i's last window combined as its whole history is, for pooled quantiles; null where the
  * task has fewer than two windows or no member forecast them all.
  */
-function lastWindow(task: ForecastTask, i: number, runs: EnsembleRuns, { combination }: Combining): LastWindow | null {
+function lastWindow(
+  task: ForecastTask,
+  i: number,
+  runs: EnsembleRuns,
+  { combination }: Combining,
+  pooled?: (i: number) => PooledErrors | null,
+): LastWindow | null {
   const cuts = runs.cuts[i];
   const { validated } = seating(runs, i);
-  const lastRun = runs.ran === 'all' || (runs.ran === 'earliest-and-last' && runs.runs[0].windows[i].length === 2);
-  if (cuts.length < 2 || validated.length === 0 || !lastRun) return null;
-  const weights = combinedWeights(task, i, runs, combination, validated);
+  if (!lastRan(runs, i) || validated.length === 0) return null;
+  const weights = combinedWeights(task, i, runs, combination, validated, pooled);
   const last = (k: number) => runs.runs[k].windows[i][runs.runs[k].windows[i].length - 1]!;
   return { cut: cuts[cuts.length - 1], mean: combine(combination, validated.map(last), weights) };
 }
 
+/** Whether task i's last window was run: every window was, or the earliest and the last (not the earliest alone). */
+const lastRan = ({ cuts, runs, ran }: EnsembleRuns, i: number) =>
+  cuts[i].length >= 2 && (ran === 'all' || (ran === 'earliest-and-last' && runs[0].windows[i].length === 2));
+
+/** Task i's last window as each member forecast it, for pooled weights; null where it was not run. */
+function lastForecasts(runs: EnsembleRuns, i: number): LastForecasts | null {
+  if (!lastRan(runs, i)) return null;
+  const cuts = runs.cuts[i];
+  return { cut: cuts[cuts.length - 1], byMember: runs.runs.map((run) => run.windows[i][run.windows[i].length - 1] ?? null) };
+}
+
+/** What a group's pools give its tasks: quantiles' calibrations, members' errors for their weights. */
+export interface Pooling {
+  readonly calibration?: (i: number) => PoolCalibration | null;
+  readonly errors?: (i: number) => PooledErrors | null;
+}
+
 /**
- * The ensemble's forecast of task `i` from its members' runs. `pool` gives the calibration of
- * the task's pool (pooledScores), for pooled quantiles; without one, or where its pool is too
- * small, they fall back to the members' own.
+ * The ensemble's forecast of task `i` from its members' runs. `pooling` gives what the task's pool
+ * holds (combineGroup): the calibration for pooled quantiles, the members' errors for pooled
+ * weights. Without them, or where its pool is too small, the quantiles fall back to the members'
+ * own and the weights to equal ones.
  */
 export function combineTask(
   task: ForecastTask,
@@ -219,7 +261,7 @@ export function combineTask(
   runs: EnsembleRuns,
   combining: Combining,
   names: readonly string[],
-  pool?: (i: number) => PoolCalibration | null,
+  pooling: Pooling = {},
 ): ForecastOutput {
   const { cuts, ran } = runs;
   const { combination, intervals } = combining;
@@ -246,13 +288,13 @@ export function combineTask(
       quantiles: ownQuantiles(task, meanOfMeans, outputs, equal),
     };
   }
-  const weights = combinedWeights(task, i, runs, combination, validated);
+  const weights = combinedWeights(task, i, runs, combination, validated, pooling.errors);
   const mean = combine(
     combination,
     validated.map((k) => full(k).mean),
     weights,
   );
-  const calibration = intervals === 'pooled' ? (pool?.(i) ?? null) : null;
+  const calibration = intervals === 'pooled' ? (pooling.calibration?.(i) ?? null) : null;
   if (calibration !== null) return { mean, quantiles: pooledQuantiles(task, mean, calibration) };
   if (intervals !== 'conformal') return { mean, quantiles: ownQuantiles(task, mean, validated.map(full), weights) };
   const { history, horizon } = task;
@@ -278,10 +320,15 @@ function ownQuantiles(task: ForecastTask, mean: Float64Array, outputs: readonly 
   return mixesMembers(task) ? mixtureQuantiles(mean, outputs, weights, memberLevels(task), task.quantiles) : memberQuantiles(mean, outputs, weights);
 }
 
-/** Combines every task of a group run together: pooled quantiles pool over the group's tasks. */
+/**
+ * Combines every task of a group run together: pooled weights and quantiles pool over the group's
+ * tasks. The weights come first: a pool's last windows are combined with them before they
+ * calibrate its quantiles.
+ */
 export function combineGroup(tasks: readonly ForecastTask[], runs: EnsembleRuns, combining: Combining, names: readonly string[]): ForecastOutput[] {
-  const pool = combining.intervals === 'pooled' ? pooledScores(tasks, (i) => lastWindow(tasks[i], i, runs, combining)) : undefined;
-  return tasks.map((task, i) => combineTask(task, i, runs, combining, names, pool));
+  const errors = combining.combination === 'pooled' ? pooledMemberErrors(tasks, (i) => lastForecasts(runs, i)) : undefined;
+  const calibration = combining.intervals === 'pooled' ? pooledScores(tasks, (i) => lastWindow(tasks[i], i, runs, combining, errors)) : undefined;
+  return tasks.map((task, i) => combineTask(task, i, runs, combining, names, { calibration, errors }));
 }
 
 /**

@@ -61,7 +61,7 @@ export function recentScale(history: ArrayLike<number>, seasonLength: number, ho
 }
 
 /** The pool a task belongs to: series of the same season and horizon. */
-const poolKey = (task: ForecastTask) => `${task.seasonLength}|${task.horizon}`;
+export const poolKey = (task: ForecastTask) => `${task.seasonLength}|${task.horizon}`;
 
 /** One series' contribution: its last window's combined forecast, where that window was cut. */
 export interface LastWindow {
@@ -70,7 +70,7 @@ export interface LastWindow {
 }
 
 /** Tasks of one pool that have a last window: their positions, each window's start time, and what each brings. */
-interface Pool<T> {
+export interface Pool<T> {
   readonly indices: number[];
   readonly starts: number[];
   readonly items: T[];
@@ -80,7 +80,7 @@ interface Pool<T> {
  * The tasks' pools, from each task's last window (`window(i)`: where it is cut, and what the task
  * brings to its pool; null where it brings nothing).
  */
-function poolsOf<T>(tasks: readonly ForecastTask[], window: (i: number) => { cut: number; item: T } | null): Map<string, Pool<T>> {
+export function poolsOf<T>(tasks: readonly ForecastTask[], window: (i: number) => { cut: number; item: T } | null): Map<string, Pool<T>> {
   const pools = new Map<string, Pool<T>>();
   tasks.forEach((task, i) => {
     const found = window(i);
@@ -95,7 +95,7 @@ function poolsOf<T>(tasks: readonly ForecastTask[], window: (i: number) => { cut
 }
 
 /** Whether a pool may calibrate: enough series, of different periods. */
-const calibrates = (pool: Pool<unknown>) => pool.indices.length >= MIN_POOLED_SERIES && !onePeriod(pool.starts);
+export const calibrates = (pool: Pool<unknown>) => pool.indices.length >= MIN_POOLED_SERIES && !onePeriod(pool.starts);
 
 /** A pool's calibration: each step's offsets from the mean, per unit of the series' scale, at the levels asked. */
 export interface PoolCalibration {
