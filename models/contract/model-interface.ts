@@ -97,8 +97,10 @@ export interface ConformalSettings {
 
 /**
  * When a task's forecast is made: the time of its last history step (NaN without times). Models
- * that forecast tasks jointly join only tasks of one creation time, so that in a backtest no
- * forecast learns from another series' values after its own creation date.
+ * that forecast tasks jointly learn nothing from values after a task's creation time, so that in
+ * a backtest no forecast learns from another series' values after its own creation date:
+ * cross-learning chronos-2 joins only tasks of one creation time, the ensemble's pools read only
+ * windows known by then.
  */
 export const creationTime = (task: ForecastTask): number => task.times?.[task.history.length - 1] ?? NaN;
 

@@ -97,6 +97,32 @@ describe('POST /forecast?model=ensemble', () => {
     expect(means(onePeriod)).toEqual(means(await answers(yearly(() => 0, { combination: 'mean' }))));
   }, 60_000);
 
+  test('a backtest pools only what each creation date knew: no look-ahead across dates', async () => {
+    // 16 yearly series of 24 years, each forecast at two creation dates: 32 tasks, two periods.
+    const body = (fcds: number[]) => ({
+      series: Array.from({ length: 16 }, (_, i) => ({
+        index: Array.from({ length: 24 }, (_, t) => `${1997 + t}-01-01`),
+        target: Array.from({ length: 24 }, (_, t) => 100 + (1 + (i % 5)) * t + ((t * 7919 + i * 104729) % 13)),
+        fcds,
+      })),
+      horizon: 4,
+      freq: 'Y',
+      quantiles: [0.1, 0.9],
+    });
+    const answers = async (fcds: number[]) => {
+      const res = await post(body(fcds));
+      expect(res.statusCode, res.body).toBe(200);
+      return res.json().series.map((s: { prediction: Record<string, number[]> }[]) => s.map((p) => p.prediction));
+    };
+    const both = await answers([16, 20]);
+    const first = await answers([16]);
+    const second = await answers([20]);
+    // At the first date the 16 windows known are one period's: what the first date alone gets.
+    both.forEach((byDate: Record<string, number[]>[], i: number) => expect(byDate[0]).toEqual(first[i][0]));
+    // At the second date 32 windows of two periods are known: they pool.
+    expect(both[0][1]).not.toEqual(second[0][0]);
+  }, 60_000);
+
   test('model_config chooses members, combination and windows; the answers differ accordingly', async () => {
     const config = (c: Record<string, unknown>) =>
       hourly({ model_config: { model: 'ensemble', config: { members: ['naive', 'seasonal-naive', 'theta'], ...c } } });

@@ -28,6 +28,14 @@ const options = (intervals: EnsembleSettings['intervals']) => ({
   options: { members: ['naive', 'seasonal-naive'], combination: 'mean' as const, windows: 5, intervals },
 });
 
+/**
+ * Forty series ending 0 to 11 years before 2020 (line(i, i % 12)). A series reads the last windows
+ * known at its own end: those of series that end no later. Those ending 0, 1 or 2 years before
+ * know 40, 36 and 32 windows and pool; the others know fewer than MIN_POOLED_SERIES.
+ */
+const SPREAD_SERIES = MIN_POOLED_SERIES + 10;
+const knowsAPool = (i: number) => i % 12 <= 2;
+
 describe("ensemble's pooled quantiles", () => {
   test('the naive scale: mean absolute (seasonal) difference; lag 1 without a full season and one more; 0 for a constant history', () => {
     expect(naiveScale([1, 3, 6, 10], 1)).toBe(3);
@@ -57,9 +65,11 @@ describe("ensemble's pooled quantiles", () => {
   test("many series of different periods: each step's scaled last-window errors, pooled, times the series' own scale", async () => {
     // Naive forecasts of a line lag it by slope x (step + 1); the naive scale is the slope, so every
     // series' scaled error at step j is j + 1, and the 80% interval is the mean +- slope x (j + 1).
-    const tasks = Array.from({ length: MIN_POOLED_SERIES + 10 }, (_, i) => line(i, i % 12));
+    const tasks = Array.from({ length: SPREAD_SERIES }, (_, i) => line(i, i % 12));
     const outputs = await ensemble.forecastBatch(tasks, [], options('pooled'));
+    const members = await ensemble.forecastBatch(tasks, [], options('members'));
     tasks.forEach((task, i) => {
+      if (!knowsAPool(i)) return expect(outputs[i]).toEqual(members[i]);
       const slope = 1 + i / 10;
       const last = task.history[N - 1];
       const [low, middle, high] = outputs[i].quantiles;
@@ -81,9 +91,10 @@ describe("ensemble's pooled quantiles", () => {
       const slope = 1 + i / 10;
       return { ...task, history: task.history.map((_, t) => 5 + slope * (t <= 10 ? t : 10 + 3 * (t - 10))) };
     };
-    const tasks = Array.from({ length: MIN_POOLED_SERIES + 10 }, (_, i) => kinked(i));
+    const tasks = Array.from({ length: SPREAD_SERIES }, (_, i) => kinked(i));
     const outputs = await ensemble.forecastBatch(tasks, [], options('pooled'));
     tasks.forEach((task, i) => {
+      if (!knowsAPool(i)) return;
       const steep = 3 * (1 + i / 10);
       const last = task.history[N - 1];
       for (let j = 0; j < HORIZON; j++) {
@@ -103,8 +114,28 @@ describe("ensemble's pooled quantiles", () => {
     const onePeriod = Array.from({ length: MIN_POOLED_SERIES + 10 }, (_, i) => line(i, i % 3 === 0 ? i % 12 : 0));
     expect(await pooled(onePeriod)).toEqual(await members(onePeriod));
     // The same forty of different periods do pool: the answers differ.
-    const spread = Array.from({ length: MIN_POOLED_SERIES + 10 }, (_, i) => line(i, i % 12));
+    const spread = Array.from({ length: SPREAD_SERIES }, (_, i) => line(i, i % 12));
     expect((await pooled(spread))[0].quantiles).not.toEqual((await members(spread))[0].quantiles);
+  });
+
+  test('a series learns nothing from windows that end after it: in a backtest, no look-ahead', async () => {
+    // The same forty series with noise, so that each window's errors differ. Each answer must stay
+    // the same when every series that ends later leaves the request.
+    const noisy = (i: number) => {
+      const task = line(i, i % 12);
+      return { ...task, history: task.history.map((v, t) => v + (((t * 7919 + i * 104729) % 13) - 6) / 3) };
+    };
+    const tasks = Array.from({ length: SPREAD_SERIES }, (_, i) => noisy(i));
+    for (const config of [options('pooled'), weighOptions('pooled', 'pooled')]) {
+      const all = await ensemble.forecastBatch(tasks, [], config);
+      for (const shift of [0, 1, 2]) {
+        const known = tasks.filter((_, i) => i % 12 >= shift);
+        const alone = await ensemble.forecastBatch(known, [], config);
+        known.forEach((task, k) => expect(alone[k]).toEqual(all[task.seriesIndex!]));
+      }
+      // Those that know a pool do use it.
+      expect(all[0].quantiles).not.toEqual((await ensemble.forecastBatch([tasks[0]], [], config))[0].quantiles);
+    }
   });
 
   test('the last window, about a whole fit, runs only where a pool can use it', async () => {
@@ -148,31 +179,32 @@ describe("ensemble's weights pooled across series", () => {
   });
 
   test("each member's error over the pool's last windows, scaled by each window's recent naive scale", () => {
-    const tasks = Array.from({ length: MIN_POOLED_SERIES }, (_, i) => line(i, i % 12));
     const cut = N - HORIZON;
-    const errors = pooledMemberErrors(tasks, (i) => {
-      const { history } = tasks[i];
-      const slope = history[1] - history[0];
-      const last = history[cut - 1];
-      // A member that gave no forecast of series 0 is averaged over the others.
-      return { cut, byMember: [new Float64Array(HORIZON).fill(last), i === 0 ? null : new Float64Array(HORIZON).fill(last - 1.5 * slope)] };
-    });
-    tasks.forEach((_, i) => {
-      expect(errors(i)![0]).toBeCloseTo(NAIVE_ERROR, 12);
-      // 29 forecasts, under MIN_POOLED_SERIES: no error of its own.
-      expect(errors(i)![1]).toBeNaN();
-    });
+    const windows = (count: number, missing: number) =>
+      Array.from({ length: count }, (_, i) => {
+        const task = line(i, 0);
+        const slope = task.history[1] - task.history[0];
+        const last = task.history[cut - 1];
+        // The second member gave no forecast of the first `missing` series: it is averaged over the others.
+        const byMember = [new Float64Array(HORIZON).fill(last), i < missing ? null : new Float64Array(HORIZON).fill(last - 1.5 * slope)];
+        return { task, last: { cut, byMember } };
+      });
+    const [naive, average] = pooledMemberErrors(windows(MIN_POOLED_SERIES + 1, 1));
+    expect(naive).toBeCloseTo(NAIVE_ERROR, 12);
+    expect(average).toBeCloseTo(AVERAGE_ERROR, 12);
+    // Under MIN_POOLED_SERIES forecasts: no error of its own.
+    expect(pooledMemberErrors(windows(MIN_POOLED_SERIES + 1, 2))[1]).toBeNaN();
   });
 
   test('many series of different periods: the mean leans on the member that did better in their last windows', async () => {
-    const tasks = Array.from({ length: MIN_POOLED_SERIES + 10 }, (_, i) => line(i, i % 12));
+    const tasks = Array.from({ length: SPREAD_SERIES }, (_, i) => line(i, i % 12));
     const pooled = await ensemble.forecastBatch(tasks, [], weighOptions('pooled'));
     const equal = await ensemble.forecastBatch(tasks, [], weighOptions('mean'));
     tasks.forEach((task, i) => {
       const slope = 1 + i / 10;
       const last = task.history[N - 1];
       for (let j = 0; j < HORIZON; j++) {
-        expect(pooled[i].mean[j]).toBeCloseTo(last - 1.5 * slope * AVERAGE_WEIGHT, 9);
+        expect(pooled[i].mean[j]).toBeCloseTo(last - 1.5 * slope * (knowsAPool(i) ? AVERAGE_WEIGHT : 0.5), 9);
         expect(equal[i].mean[j]).toBeCloseTo(last - 0.75 * slope, 9);
       }
     });
@@ -190,9 +222,10 @@ describe("ensemble's weights pooled across series", () => {
   test('pooled quantiles are calibrated on last windows combined with the pooled weights', async () => {
     // The combined last window sits 1.5 s x AVERAGE_WEIGHT below the line's last value, so the
     // scaled error at step j is j + 1 + 1.5 x AVERAGE_WEIGHT: the 80% bound's offset from the mean.
-    const tasks = Array.from({ length: MIN_POOLED_SERIES + 10 }, (_, i) => line(i, i % 12));
+    const tasks = Array.from({ length: SPREAD_SERIES }, (_, i) => line(i, i % 12));
     const outputs = await ensemble.forecastBatch(tasks, [], weighOptions('pooled', 'pooled'));
     tasks.forEach((_, i) => {
+      if (!knowsAPool(i)) return;
       const slope = 1 + i / 10;
       for (let j = 0; j < HORIZON; j++) expect(outputs[i].quantiles[2][j] - outputs[i].mean[j]).toBeCloseTo(slope * (j + 1 + 1.5 * AVERAGE_WEIGHT), 9);
     });

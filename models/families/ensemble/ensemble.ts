@@ -1,7 +1,7 @@
 import { conformalQuantiles } from '../../numerics/conformal.ts';
 import { combine, memberQuantiles, memberWeights, windowErrors } from './combine.ts';
 import { memberLevels, mixesMembers, mixtureQuantiles } from './member-mixture.ts';
-import { mayPool, pooledQuantiles, pooledScores, type LastWindow, type PoolCalibration } from './pooled-calibration.ts';
+import { knownToEach, mayPool, poolCalibration, pooledQuantiles, poolsOf, recentScale, type LastWindow, type PoolCalibration } from './pooled-calibration.ts';
 import { pooledMemberErrors, type LastForecasts, type PooledErrors } from './pooled-weights.ts';
 import { runMember, windowCuts, type Member, type MemberModel, type MemberRun } from './members.ts';
 import { MULTI_SEASONAL_PROFILE, multiSeasonal } from './multi-seasonal.ts';
@@ -193,15 +193,13 @@ function combinedWeights(
   { cuts, runs }: EnsembleRuns,
   combination: Combination,
   validated: number[],
-  pooled?: (i: number) => PooledErrors | null,
+  pooled: PooledErrors | null = null,
 ): number[] {
-  if (combination === 'pooled') {
-    const errors = pooled?.(i) ?? null;
+  if (combination === 'pooled')
     return memberWeights(
       combination,
-      validated.map((k) => (errors === null ? NaN : errors[k] ** 2)),
+      validated.map((k) => (pooled === null ? NaN : pooled[k] ** 2)),
     );
-  }
   if (combination !== 'weighted') return validated.map(() => 1 / validated.length);
   const actual = cuts[i].map((cut) => task.history.subarray(cut, cut + task.horizon));
   return memberWeights(
@@ -217,13 +215,7 @@ function combinedWeights(
  * Task i's last window combined as its whole history is, for pooled quantiles; null where the
  * task has fewer than two windows or no member forecast them all.
  */
-function lastWindow(
-  task: ForecastTask,
-  i: number,
-  runs: EnsembleRuns,
-  { combination }: Combining,
-  pooled?: (i: number) => PooledErrors | null,
-): LastWindow | null {
+function lastWindow(task: ForecastTask, i: number, runs: EnsembleRuns, { combination }: Combining, pooled: PooledErrors | null): LastWindow | null {
   const cuts = runs.cuts[i];
   const { validated } = seating(runs, i);
   if (!lastRan(runs, i) || validated.length === 0) return null;
@@ -243,11 +235,13 @@ function lastForecasts(runs: EnsembleRuns, i: number): LastForecasts | null {
   return { cut: cuts[cuts.length - 1], byMember: runs.runs.map((run) => run.windows[i][run.windows[i].length - 1] ?? null) };
 }
 
-/** What a group's pools give its tasks: quantiles' calibrations, members' errors for their weights. */
+/** What a task's pool gives it: the calibration of pooled quantiles, the members' errors for pooled weights. */
 export interface Pooling {
-  readonly calibration?: (i: number) => PoolCalibration | null;
-  readonly errors?: (i: number) => PooledErrors | null;
+  readonly calibration: PoolCalibration | null;
+  readonly errors: PooledErrors | null;
 }
+
+const NO_POOLING: Pooling = { calibration: null, errors: null };
 
 /**
  * The ensemble's forecast of task `i` from its members' runs. `pooling` gives what the task's pool
@@ -261,7 +255,7 @@ export function combineTask(
   runs: EnsembleRuns,
   combining: Combining,
   names: readonly string[],
-  pooling: Pooling = {},
+  pooling: Pooling = NO_POOLING,
 ): ForecastOutput {
   const { cuts, ran } = runs;
   const { combination, intervals } = combining;
@@ -294,7 +288,7 @@ export function combineTask(
     validated.map((k) => full(k).mean),
     weights,
   );
-  const calibration = intervals === 'pooled' ? (pooling.calibration?.(i) ?? null) : null;
+  const calibration = intervals === 'pooled' ? pooling.calibration : null;
   if (calibration !== null) return { mean, quantiles: pooledQuantiles(task, mean, calibration) };
   if (intervals !== 'conformal') return { mean, quantiles: ownQuantiles(task, mean, validated.map(full), weights) };
   const { history, horizon } = task;
@@ -322,13 +316,28 @@ function ownQuantiles(task: ForecastTask, mean: Float64Array, outputs: readonly 
 
 /**
  * Combines every task of a group run together: pooled weights and quantiles pool over the group's
- * tasks. The weights come first: a pool's last windows are combined with them before they
- * calibrate its quantiles.
+ * tasks whose last windows are known at each task's creation time (knownToEach). The weights come
+ * first: the known windows are combined with them before they calibrate the quantiles, so a
+ * task's intervals follow the mean it gets.
  */
 export function combineGroup(tasks: readonly ForecastTask[], runs: EnsembleRuns, combining: Combining, names: readonly string[]): ForecastOutput[] {
-  const errors = combining.combination === 'pooled' ? pooledMemberErrors(tasks, (i) => lastForecasts(runs, i)) : undefined;
-  const calibration = combining.intervals === 'pooled' ? pooledScores(tasks, (i) => lastWindow(tasks[i], i, runs, combining, errors)) : undefined;
-  return tasks.map((task, i) => combineTask(task, i, runs, combining, names, { calibration, errors }));
+  const { combination, intervals } = combining;
+  if (combination !== 'pooled' && intervals !== 'pooled') return tasks.map((task, i) => combineTask(task, i, runs, combining, names));
+  const pools = poolsOf(tasks, (i) => {
+    const task = tasks[i];
+    const cut = runs.cuts[i][runs.cuts[i].length - 1];
+    return lastRan(runs, i) && recentScale(task.history.subarray(0, cut), task.seasonLength, task.horizon) > 0 ? { cut, item: i } : null;
+  });
+  const pooling = knownToEach(tasks, pools, (known): Pooling => {
+    const errors = combination === 'pooled' ? pooledMemberErrors(known.map((j) => ({ task: tasks[j], last: lastForecasts(runs, j)! }))) : null;
+    if (intervals !== 'pooled') return { errors, calibration: null };
+    const windows = known.flatMap((j) => {
+      const window = lastWindow(tasks[j], j, runs, combining, errors);
+      return window === null ? [] : [{ task: tasks[j], window }];
+    });
+    return { errors, calibration: poolCalibration(windows) };
+  });
+  return tasks.map((task, i) => combineTask(task, i, runs, combining, names, pooling(i) ?? NO_POOLING));
 }
 
 /**

@@ -1,5 +1,5 @@
 import { conformalQuantiles } from '../../numerics/conformal.ts';
-import type { ForecastTask } from '../../contract/model-interface.ts';
+import { creationTime, type ForecastTask } from '../../contract/model-interface.ts';
 
 /**
  * Quantiles calibrated across series (`intervals: "pooled"`). Windows inside one short history
@@ -15,6 +15,10 @@ import type { ForecastTask } from '../../contract/model-interface.ts';
  * Where most of them share their window's dates, one period's shock would set every interval, so
  * such a pool, like a small one, leaves the members' own quantiles. Why, and the measurements:
  * docs/decisions/058-pooled-calibration-of-short-series.md.
+ *
+ * A task reads only the windows known at its creation time: those whose last actual value is no
+ * later than its own last one (knownToEach). In a backtest an early creation date would otherwise
+ * learn from errors made after it (docs/decisions/090-pools-read-only-known-windows.md).
  */
 
 /** Fewer series than this in a pool: the members' own quantiles (one series alone keeps its answer). */
@@ -69,10 +73,14 @@ export interface LastWindow {
   readonly mean: Float64Array;
 }
 
-/** Tasks of one pool that have a last window: their positions, each window's start time, and what each brings. */
+/**
+ * Tasks of one pool that have a last window: their positions, each window's start time, when it
+ * became known (its last actual value's time: the task's creation time), and what each brings.
+ */
 export interface Pool<T> {
   readonly indices: number[];
   readonly starts: number[];
+  readonly knownAt: number[];
   readonly items: T[];
 }
 
@@ -86,9 +94,10 @@ export function poolsOf<T>(tasks: readonly ForecastTask[], window: (i: number) =
     const found = window(i);
     if (found === null) return;
     const key = poolKey(task);
-    const pool = pools.get(key) ?? pools.set(key, { indices: [], starts: [], items: [] }).get(key)!;
+    const pool = pools.get(key) ?? pools.set(key, { indices: [], starts: [], knownAt: [], items: [] }).get(key)!;
     pool.indices.push(i);
     pool.starts.push(task.times?.[found.cut] ?? NaN);
+    pool.knownAt.push(creationTime(task));
     pool.items.push(found.item);
   });
   return pools;
@@ -97,47 +106,86 @@ export function poolsOf<T>(tasks: readonly ForecastTask[], window: (i: number) =
 /** Whether a pool may calibrate: enough series, of different periods. */
 export const calibrates = (pool: Pool<unknown>) => pool.indices.length >= MIN_POOLED_SERIES && !onePeriod(pool.starts);
 
+/** Unknown times sort first and count as known to every task: a request without an index has no order in time. */
+const knownKey = (time: number) => (Number.isNaN(time) ? -Infinity : time);
+
+/**
+ * What each task's pool gives it: `derive` over the pool's items known at the task's creation
+ * time, or null where those items may not calibrate (too few, or one period's) or the task has no
+ * pool. Tasks that know the same items share one derivation.
+ */
+export function knownToEach<T, R>(tasks: readonly ForecastTask[], pools: Map<string, Pool<T>>, derive: (items: T[]) => R): (i: number) => R | null {
+  const known = new Map<string, { order: number[]; times: number[]; derived: Map<number, R | null> }>();
+  for (const [key, pool] of pools) {
+    const order = pool.items.map((_, k) => k).sort((a, b) => knownKey(pool.knownAt[a]) - knownKey(pool.knownAt[b]));
+    known.set(key, { order, times: order.map((k) => knownKey(pool.knownAt[k])), derived: new Map() });
+  }
+  return (i) => {
+    const key = poolKey(tasks[i]);
+    const pool = pools.get(key);
+    const sorted = known.get(key);
+    if (pool === undefined || sorted === undefined) return null;
+    const time = creationTime(tasks[i]);
+    const count = Number.isNaN(time) ? sorted.order.length : countUpTo(sorted.times, time);
+    if (!sorted.derived.has(count)) {
+      const chosen = sorted.order.slice(0, count);
+      const may = chosen.length >= MIN_POOLED_SERIES && !onePeriod(chosen.map((k) => pool.starts[k]));
+      sorted.derived.set(count, may ? derive(chosen.map((k) => pool.items[k])) : null);
+    }
+    return sorted.derived.get(count)!;
+  };
+}
+
+/** How many of the ascending `times` are at most `time`. */
+function countUpTo(times: readonly number[], time: number): number {
+  let low = 0;
+  let high = times.length;
+  while (low < high) {
+    const mid = (low + high) >> 1;
+    if (times[mid] <= time) low = mid + 1;
+    else high = mid;
+  }
+  return low;
+}
+
 /** A pool's calibration: each step's offsets from the mean, per unit of the series' scale, at the levels asked. */
 export interface PoolCalibration {
   offsets(levels: readonly number[]): Float64Array[];
 }
 
+/** A task's last window, combined, that calibrates its pool. */
+export interface CalibratingWindow {
+  readonly task: ForecastTask;
+  readonly window: LastWindow;
+}
+
 /**
- * Each task's pool calibration, or null where its pool may not calibrate (calibrates) or the task
- * has none. `lastWindow(i)` is task i's last window, or null where it has none (too short a
- * history, no member forecast it, or it was not run).
+ * A pool's calibration from its last windows: each window's errors per step, over the recent
+ * scale of the history before it, give the offsets at each level (conformal rank rule). Null
+ * without a window whose scale is positive.
  */
-export function pooledScores(tasks: readonly ForecastTask[], lastWindow: (i: number) => LastWindow | null): (i: number) => PoolCalibration | null {
-  const pools = poolsOf(tasks, (i) => {
-    const window = lastWindow(i);
-    if (window === null) return null;
-    const task = tasks[i];
+export function poolCalibration(windows: readonly CalibratingWindow[]): PoolCalibration | null {
+  const errors = windows.flatMap(({ task, window }) => {
     const scale = recentScale(task.history.subarray(0, window.cut), task.seasonLength, task.horizon);
-    if (!(scale > 0)) return null;
-    return { cut: window.cut, item: Array.from(window.mean, (m, j) => Math.abs(task.history[window.cut + j] - m) / scale) };
+    return scale > 0 ? [Array.from(window.mean, (m, j) => Math.abs(task.history[window.cut + j] - m) / scale)] : [];
   });
-  const calibrations = new Map<string, PoolCalibration>();
-  for (const [key, pool] of pools) {
-    if (!calibrates(pool)) continue;
-    const errors = pool.items;
-    const scores = Array.from({ length: errors[0].length }, (_, j) => Float64Array.from(errors, (e) => e[j]).sort());
-    // The series of a request share their quantile levels: the offsets are worked out once.
-    const byLevels = new Map<string, Float64Array[]>();
-    const offsets = (levels: readonly number[]) => {
-      const id = levels.join(',');
-      return byLevels.get(id) ?? byLevels.set(id, conformalQuantiles(new Float64Array(scores.length), scores, levels)).get(id)!;
-    };
-    calibrations.set(key, { offsets });
-  }
-  return (i) => calibrations.get(poolKey(tasks[i])) ?? null;
+  if (errors.length === 0) return null;
+  const scores = Array.from({ length: errors[0].length }, (_, j) => Float64Array.from(errors, (e) => e[j]).sort());
+  // The series of a request share their quantile levels: the offsets are worked out once.
+  const byLevels = new Map<string, Float64Array[]>();
+  const offsets = (levels: readonly number[]) => {
+    const id = levels.join(',');
+    return byLevels.get(id) ?? byLevels.set(id, conformalQuantiles(new Float64Array(scores.length), scores, levels)).get(id)!;
+  };
+  return { offsets };
 }
 
 /**
  * Which tasks run their last window, before any is run: those whose pool could calibrate
  * (calibrates, over the tasks with a last window, `lastCut(i)`, null where none), at most
  * MAX_CALIBRATION_SERIES of each pool, evenly spread over it. The pool's other tasks get its
- * quantiles without paying for a window. pooledScores decides again from the errors (a member may
- * refuse, a scale be 0).
+ * quantiles without paying for a window. The ensemble decides again for each task, from the
+ * windows known at its creation time (knownToEach; a member may refuse, a scale be 0).
  */
 export function mayPool(tasks: readonly ForecastTask[], lastCut: (i: number) => number | null): boolean[] {
   const pools = poolsOf(tasks, (i) => {

@@ -1,5 +1,5 @@
 import type { ForecastTask } from '../../contract/model-interface.ts';
-import { calibrates, MIN_POOLED_SERIES, poolKey, poolsOf, recentScale } from './pooled-calibration.ts';
+import { MIN_POOLED_SERIES, recentScale } from './pooled-calibration.ts';
 
 /**
  * Members weighed across series (`combination: "pooled"`). Windows inside one short history hold
@@ -7,8 +7,10 @@ import { calibrates, MIN_POOLED_SERIES, poolKey, poolsOf, recentScale } from './
  * series of one season and horizon holds many last windows that every member forecast. Each
  * member's error there, divided by the window's recent naive scale and averaged over the pool's
  * series, says how well it forecasts this kind of data. Its weight is the inverse of that error
- * squared, as the long profile weighs members per series. A pool that may not calibrate its
- * quantiles (too few series, or one period's) weighs nobody: its series get equal weights.
+ * squared, as the long profile weighs members per series. A task reads only the windows known at
+ * its creation time; where those may not calibrate its quantiles (too few series, or one
+ * period's), the task gets equal weights (pooled-calibration.ts, knownToEach; ensemble.ts,
+ * combineGroup).
  * Why, and the measurements: docs/decisions/089-ensemble-weights-pooled-across-series.md.
  */
 
@@ -21,33 +23,29 @@ export interface LastForecasts {
 /** Each member's mean scaled error over a pool; NaN for a member that forecast fewer than MIN_POOLED_SERIES of its windows. */
 export type PooledErrors = readonly number[];
 
+/** A task's last window as each member forecast it, that weighs its pool's members. */
+export interface WeighingWindow {
+  readonly task: ForecastTask;
+  readonly last: LastForecasts;
+}
+
 /**
- * Each task's pool's member errors, or null where its pool may not calibrate (calibrates) or the
- * task has none. `lastForecasts(i)` is task i's last window, null where it was not run.
+ * Each member's mean scaled error over a pool's last windows: its mean absolute error in each,
+ * over the recent naive scale of the history before it. NaN for a member that forecast fewer than
+ * MIN_POOLED_SERIES of the windows whose scale is positive.
  */
-export function pooledMemberErrors(tasks: readonly ForecastTask[], lastForecasts: (i: number) => LastForecasts | null): (i: number) => PooledErrors | null {
-  const pools = poolsOf(tasks, (i) => {
-    const last = lastForecasts(i);
-    if (last === null) return null;
-    const task = tasks[i];
+export function pooledMemberErrors(windows: readonly WeighingWindow[]): PooledErrors {
+  const scaled = windows.flatMap(({ task, last }) => {
     const scale = recentScale(task.history.subarray(0, last.cut), task.seasonLength, task.horizon);
-    if (!(scale > 0)) return null;
+    if (!(scale > 0)) return [];
     const actual = task.history.subarray(last.cut, last.cut + task.horizon);
-    return { cut: last.cut, item: last.byMember.map((forecast) => (forecast === null ? NaN : meanAbsoluteError(forecast, actual) / scale)) };
+    return [last.byMember.map((forecast) => (forecast === null ? NaN : meanAbsoluteError(forecast, actual) / scale))];
   });
-  const errors = new Map<string, PooledErrors>();
-  for (const [key, pool] of pools) {
-    if (!calibrates(pool)) continue;
-    const members = pool.items[0].length;
-    errors.set(
-      key,
-      Array.from({ length: members }, (_, k) => {
-        const seen = pool.items.map((item) => item[k]).filter(Number.isFinite);
-        return seen.length >= MIN_POOLED_SERIES ? seen.reduce((a, b) => a + b, 0) / seen.length : NaN;
-      }),
-    );
-  }
-  return (i) => errors.get(poolKey(tasks[i])) ?? null;
+  const members = windows[0]?.last.byMember.length ?? 0;
+  return Array.from({ length: members }, (_, k) => {
+    const seen = scaled.map((errors) => errors[k]).filter(Number.isFinite);
+    return seen.length >= MIN_POOLED_SERIES ? seen.reduce((a, b) => a + b, 0) / seen.length : NaN;
+  });
 }
 
 function meanAbsoluteError(forecast: Float64Array, actual: Float64Array): number {
