@@ -1,4 +1,5 @@
 import { instantMillis } from '../../engine/time-index.ts';
+import { countAtMost } from '../../models/numerics/sorted-search.ts';
 import { UsageError, type PathDescriber } from './errors.ts';
 import type { LongFormatData, LongSeries } from './long-format.ts';
 
@@ -40,23 +41,11 @@ export function parseCreationDates(text: string): CreationDate[] {
   });
 }
 
-/** How many observations of a series lie at or before an instant (its times are sorted). */
-function observationsUpTo(times: readonly number[], ms: number): number {
-  let low = 0;
-  let high = times.length;
-  while (low < high) {
-    const mid = (low + high) >> 1;
-    if (times[mid] <= ms) low = mid + 1;
-    else high = mid;
-  }
-  return low;
-}
-
 /** A series' fcds: history lengths as given (the service checks them against the series), timestamps resolved. */
 function seriesCreationDates(series: LongSeries, fcds: CreationDate[]): number[] {
   const lengths = new Set<number>();
   for (const fcd of fcds) {
-    const history = 'history' in fcd ? fcd.history : observationsUpTo(series.times, fcd.ms);
+    const history = 'history' in fcd ? fcd.history : countAtMost(series.times, fcd.ms);
     if (history >= 1) lengths.add(history);
   }
   if (lengths.size === 0) {

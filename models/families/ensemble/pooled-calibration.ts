@@ -1,4 +1,5 @@
 import { conformalQuantiles } from '../../numerics/conformal.ts';
+import { countAtMost } from '../../numerics/sorted-search.ts';
 import { creationTime, type ForecastTask } from '../../contract/model-interface.ts';
 
 /**
@@ -126,7 +127,7 @@ export function knownToEach<T, R>(tasks: readonly ForecastTask[], pools: Map<str
     const sorted = known.get(key);
     if (pool === undefined || sorted === undefined) return null;
     const time = creationTime(tasks[i]);
-    const count = Number.isNaN(time) ? sorted.order.length : countUpTo(sorted.times, time);
+    const count = Number.isNaN(time) ? sorted.order.length : countAtMost(sorted.times, time);
     if (!sorted.derived.has(count)) {
       const chosen = sorted.order.slice(0, count);
       const may = chosen.length >= MIN_POOLED_SERIES && !onePeriod(chosen.map((k) => pool.starts[k]));
@@ -134,18 +135,6 @@ export function knownToEach<T, R>(tasks: readonly ForecastTask[], pools: Map<str
     }
     return sorted.derived.get(count)!;
   };
-}
-
-/** How many of the ascending `times` are at most `time`. */
-function countUpTo(times: readonly number[], time: number): number {
-  let low = 0;
-  let high = times.length;
-  while (low < high) {
-    const mid = (low + high) >> 1;
-    if (times[mid] <= time) low = mid + 1;
-    else high = mid;
-  }
-  return low;
 }
 
 /** A pool's calibration: each step's offsets from the mean, per unit of the series' scale, at the levels asked. */

@@ -1,3 +1,4 @@
+import { countAtMost } from '../../numerics/sorted-search.ts';
 /**
  * Quantile arithmetic shared by the foundation model adapters: the reference implementations'
  * interpolation rules, and the mapping of a model's own quantile levels to the requested ones.
@@ -13,24 +14,12 @@ export function interpolateAt(levels: ArrayLike<number>, values: ArrayLike<numbe
   const n = levels.length;
   // At or below the first level: the first value (the reference pads level 0 with it).
   if (query <= levels[0]) return values[0];
-  const upper = firstAbove(levels, query);
+  const upper = countAtMost(levels, query);
   if (upper >= n) return values[n - 1];
   const lower = upper - 1;
   const span = levels[upper] - levels[lower];
   const weight = span > 0 ? (query - levels[lower]) / span : 0;
   return values[lower] + weight * (values[upper] - values[lower]);
-}
-
-/** The first index whose level is strictly above the query (searchsorted, right=True). */
-function firstAbove(levels: ArrayLike<number>, query: number): number {
-  let lo = 0;
-  let hi = levels.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (levels[mid] <= query) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 /** `interpolateAt` for several query levels at once. */
@@ -98,7 +87,7 @@ export function mapQuantileSteps(
 function bracketOf(levels: readonly number[], query: number): { lower: number; upper: number; weight: number } {
   const n = levels.length;
   if (query <= levels[0]) return { lower: 0, upper: -1, weight: 0 };
-  const upper = firstAbove(levels, query);
+  const upper = countAtMost(levels, query);
   if (upper >= n) return { lower: n - 1, upper: -1, weight: 0 };
   const lower = upper - 1;
   const span = levels[upper] - levels[lower];
