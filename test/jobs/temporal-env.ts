@@ -9,9 +9,23 @@ import { Engine } from '../../engine/engine.ts';
 import { JobStore } from '../../store/job-store.ts';
 import { testServer } from '../api/helpers.ts';
 
-/** A real Temporal dev server for a test file, from the CLI that set-up placed in the cache. */
-export function startTestTemporal(): Promise<TestWorkflowEnvironment> {
-  return TestWorkflowEnvironment.createLocal({ server: { executable: { type: 'existing-path', path: loadConfig().temporal.cliPath } } });
+/** How many times a dev server that did not answer in time is started again. */
+const TEMPORAL_START_TRIES = 3;
+
+/**
+ * A real Temporal dev server for a test file, from the CLI that set-up placed in the cache. The
+ * SDK gives a starting server five seconds to answer, then kills it. The suite's files start
+ * together, so on two busy cores a start can miss that; it is tried again, other errors are not.
+ */
+export async function startTestTemporal(): Promise<TestWorkflowEnvironment> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await TestWorkflowEnvironment.createLocal({ server: { executable: { type: 'existing-path', path: loadConfig().temporal.cliPath } } });
+    } catch (error) {
+      const timedOut = error instanceof Error && /did not start within/.test(error.message);
+      if (!timedOut || attempt >= TEMPORAL_START_TRIES) throw error;
+    }
+  }
 }
 
 export interface JobsStack {
