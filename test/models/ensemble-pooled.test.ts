@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { createEnsemble, runMembers, SHORT_SERIES_PROFILE, windowsToRun } from '../../models/families/ensemble/ensemble.ts';
 import { MAX_CALIBRATION_SERIES, MIN_POOLED_SERIES, naiveScale, recentScale } from '../../models/families/ensemble/pooled-calibration.ts';
-import { pooledMemberErrors } from '../../models/families/ensemble/pooled-weights.ts';
+import { pooledMemberErrors, scaledMemberErrors } from '../../models/families/ensemble/pooled-weights.ts';
 import { ensembleConfig } from '../../models/families/ensemble/ensemble-config.ts';
 import { loadMember } from '../../models/contract/model-registry.ts';
 import type { EnsembleSettings, ForecastTask } from '../../models/contract/model-interface.ts';
@@ -187,7 +187,7 @@ describe("ensemble's weights pooled across series", () => {
         const last = task.history[cut - 1];
         // The second member gave no forecast of the first `missing` series: it is averaged over the others.
         const byMember = [new Float64Array(HORIZON).fill(last), i < missing ? null : new Float64Array(HORIZON).fill(last - 1.5 * slope)];
-        return { task, last: { cut, byMember } };
+        return scaledMemberErrors(task, { cut, byMember }, recentScale(task.history.subarray(0, cut), task.seasonLength, HORIZON));
       });
     const [naive, average] = pooledMemberErrors(windows(MIN_POOLED_SERIES + 1, 1));
     expect(naive).toBeCloseTo(NAIVE_ERROR, 12);

@@ -2,7 +2,7 @@ import { conformalQuantiles } from '../../numerics/conformal.ts';
 import { combine, memberQuantiles, memberWeights, windowErrors } from './combine.ts';
 import { memberLevels, mixesMembers, mixtureQuantiles } from './member-mixture.ts';
 import { knownToEach, mayPool, poolCalibration, pooledQuantiles, poolsOf, recentScale, type LastWindow, type PoolCalibration } from './pooled-calibration.ts';
-import { pooledMemberErrors, type LastForecasts, type PooledErrors } from './pooled-weights.ts';
+import { pooledMemberErrors, scaledMemberErrors, type LastForecasts, type PooledErrors } from './pooled-weights.ts';
 import { runMember, windowCuts, type Member, type MemberModel, type MemberRun } from './members.ts';
 import { MULTI_SEASONAL_PROFILE, multiSeasonal } from './multi-seasonal.ts';
 import {
@@ -323,17 +323,21 @@ function ownQuantiles(task: ForecastTask, mean: Float64Array, outputs: readonly 
 export function combineGroup(tasks: readonly ForecastTask[], runs: EnsembleRuns, combining: Combining, names: readonly string[]): ForecastOutput[] {
   const { combination, intervals } = combining;
   if (combination !== 'pooled' && intervals !== 'pooled') return tasks.map((task, i) => combineTask(task, i, runs, combining, names));
-  const pools = poolsOf(tasks, (i) => {
-    const task = tasks[i];
-    const cut = runs.cuts[i][runs.cuts[i].length - 1];
-    return lastRan(runs, i) && recentScale(task.history.subarray(0, cut), task.seasonLength, task.horizon) > 0 ? { cut, item: i } : null;
+  // What a window brings does not depend on who reads it: its scale and its members' errors, once.
+  const pools = poolsOf(tasks, (j) => {
+    const last = lastForecasts(runs, j);
+    if (last === null) return null;
+    const task = tasks[j];
+    const scale = recentScale(task.history.subarray(0, last.cut), task.seasonLength, task.horizon);
+    if (!(scale > 0)) return null;
+    return { cut: last.cut, item: { j, scale, memberErrors: combination === 'pooled' ? scaledMemberErrors(task, last, scale) : [] } };
   });
   const pooling = knownToEach(tasks, pools, (known): Pooling => {
-    const errors = combination === 'pooled' ? pooledMemberErrors(known.map((j) => ({ task: tasks[j], last: lastForecasts(runs, j)! }))) : null;
+    const errors = combination === 'pooled' ? pooledMemberErrors(known.map((item) => item.memberErrors)) : null;
     if (intervals !== 'pooled') return { errors, calibration: null };
-    const windows = known.flatMap((j) => {
+    const windows = known.flatMap(({ j, scale }) => {
       const window = lastWindow(tasks[j], j, runs, combining, errors);
-      return window === null ? [] : [{ task: tasks[j], window }];
+      return window === null ? [] : [{ task: tasks[j], window, scale }];
     });
     return { errors, calibration: poolCalibration(windows) };
   });

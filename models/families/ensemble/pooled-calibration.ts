@@ -66,7 +66,7 @@ export function recentScale(history: ArrayLike<number>, seasonLength: number, ho
 }
 
 /** The pool a task belongs to: series of the same season and horizon. */
-export const poolKey = (task: ForecastTask) => `${task.seasonLength}|${task.horizon}`;
+const poolKey = (task: ForecastTask) => `${task.seasonLength}|${task.horizon}`;
 
 /** One series' contribution: its last window's combined forecast, where that window was cut. */
 export interface LastWindow {
@@ -104,8 +104,8 @@ export function poolsOf<T>(tasks: readonly ForecastTask[], window: (i: number) =
   return pools;
 }
 
-/** Whether a pool may calibrate: enough series, of different periods. */
-export const calibrates = (pool: Pool<unknown>) => pool.indices.length >= MIN_POOLED_SERIES && !onePeriod(pool.starts);
+/** Whether windows starting at `starts` may calibrate: enough of them, of different periods. */
+const calibrates = (starts: readonly number[]) => starts.length >= MIN_POOLED_SERIES && !onePeriod(starts);
 
 /** Unknown times sort first and count as known to every task: a request without an index has no order in time. */
 const knownKey = (time: number) => (Number.isNaN(time) ? -Infinity : time);
@@ -130,8 +130,7 @@ export function knownToEach<T, R>(tasks: readonly ForecastTask[], pools: Map<str
     const count = Number.isNaN(time) ? sorted.order.length : countAtMost(sorted.times, time);
     if (!sorted.derived.has(count)) {
       const chosen = sorted.order.slice(0, count);
-      const may = chosen.length >= MIN_POOLED_SERIES && !onePeriod(chosen.map((k) => pool.starts[k]));
-      sorted.derived.set(count, may ? derive(chosen.map((k) => pool.items[k])) : null);
+      sorted.derived.set(count, calibrates(chosen.map((k) => pool.starts[k])) ? derive(chosen.map((k) => pool.items[k])) : null);
     }
     return sorted.derived.get(count)!;
   };
@@ -142,23 +141,20 @@ export interface PoolCalibration {
   offsets(levels: readonly number[]): Float64Array[];
 }
 
-/** A task's last window, combined, that calibrates its pool. */
+/** A task's last window, combined, that calibrates its pool, and the recent scale of the history before it (recentScale, positive). */
 export interface CalibratingWindow {
   readonly task: ForecastTask;
   readonly window: LastWindow;
+  readonly scale: number;
 }
 
 /**
- * A pool's calibration from its last windows: each window's errors per step, over the recent
- * scale of the history before it, give the offsets at each level (conformal rank rule). Null
- * without a window whose scale is positive.
+ * A pool's calibration from its last windows: each window's errors per step, over its scale, give
+ * the offsets at each level (conformal rank rule). Null without a window.
  */
 export function poolCalibration(windows: readonly CalibratingWindow[]): PoolCalibration | null {
-  const errors = windows.flatMap(({ task, window }) => {
-    const scale = recentScale(task.history.subarray(0, window.cut), task.seasonLength, task.horizon);
-    return scale > 0 ? [Array.from(window.mean, (m, j) => Math.abs(task.history[window.cut + j] - m) / scale)] : [];
-  });
-  if (errors.length === 0) return null;
+  if (windows.length === 0) return null;
+  const errors = windows.map(({ task, window, scale }) => Array.from(window.mean, (m, j) => Math.abs(task.history[window.cut + j] - m) / scale));
   const scores = Array.from({ length: errors[0].length }, (_, j) => Float64Array.from(errors, (e) => e[j]).sort());
   // The series of a request share their quantile levels: the offsets are worked out once.
   const byLevels = new Map<string, Float64Array[]>();
@@ -183,7 +179,7 @@ export function mayPool(tasks: readonly ForecastTask[], lastCut: (i: number) => 
   });
   const chosen = tasks.map(() => false);
   for (const pool of pools.values()) {
-    if (!calibrates(pool)) continue;
+    if (!calibrates(pool.starts)) continue;
     const { indices } = pool;
     const take = Math.min(indices.length, MAX_CALIBRATION_SERIES);
     for (let k = 0; k < take; k++) chosen[indices[Math.floor((k * indices.length) / take)]] = true;

@@ -1,5 +1,5 @@
 import type { ForecastTask } from '../../contract/model-interface.ts';
-import { MIN_POOLED_SERIES, recentScale } from './pooled-calibration.ts';
+import { MIN_POOLED_SERIES } from './pooled-calibration.ts';
 
 /**
  * Members weighed across series (`combination: "pooled"`). Windows inside one short history hold
@@ -23,25 +23,19 @@ export interface LastForecasts {
 /** Each member's mean scaled error over a pool; NaN for a member that forecast fewer than MIN_POOLED_SERIES of its windows. */
 export type PooledErrors = readonly number[];
 
-/** A task's last window as each member forecast it, that weighs its pool's members. */
-export interface WeighingWindow {
-  readonly task: ForecastTask;
-  readonly last: LastForecasts;
+/**
+ * Each member's mean absolute error in a task's last window, over `scale` (the recent naive scale
+ * of the history before it, recentScale); NaN where the member gave no forecast. It does not
+ * depend on which windows a task knows, so it is worked out once per window.
+ */
+export function scaledMemberErrors(task: ForecastTask, last: LastForecasts, scale: number): number[] {
+  const actual = task.history.subarray(last.cut, last.cut + task.horizon);
+  return last.byMember.map((forecast) => (forecast === null ? NaN : meanAbsoluteError(forecast, actual) / scale));
 }
 
-/**
- * Each member's mean scaled error over a pool's last windows: its mean absolute error in each,
- * over the recent naive scale of the history before it. NaN for a member that forecast fewer than
- * MIN_POOLED_SERIES of the windows whose scale is positive.
- */
-export function pooledMemberErrors(windows: readonly WeighingWindow[]): PooledErrors {
-  const scaled = windows.flatMap(({ task, last }) => {
-    const scale = recentScale(task.history.subarray(0, last.cut), task.seasonLength, task.horizon);
-    if (!(scale > 0)) return [];
-    const actual = task.history.subarray(last.cut, last.cut + task.horizon);
-    return [last.byMember.map((forecast) => (forecast === null ? NaN : meanAbsoluteError(forecast, actual) / scale))];
-  });
-  const members = windows[0]?.last.byMember.length ?? 0;
+/** Each member's mean of its scaled errors over a pool's windows (scaledMemberErrors); NaN for a member with fewer than MIN_POOLED_SERIES of them. */
+export function pooledMemberErrors(scaled: readonly (readonly number[])[]): PooledErrors {
+  const members = scaled[0]?.length ?? 0;
   return Array.from({ length: members }, (_, k) => {
     const seen = scaled.map((errors) => errors[k]).filter(Number.isFinite);
     return seen.length >= MIN_POOLED_SERIES ? seen.reduce((a, b) => a + b, 0) / seen.length : NaN;
