@@ -8,7 +8,7 @@
  *
  *   npm run bench -- ensemble [--dataset hourly|weekly|all|weekly-yearly|...] [--members aets,theta,svc-global]
  *                             [--windows 5] [--every K] [--limit N] [--default-only]
- *                             [--no-statsforecast] [--peer-cache DIR]
+ *                             [--no-statsforecast] [--peer-cache DIR] [--end-draws N] [--origins K]
  *
  * Besides M4 Hourly and Weekly, the short yearly, quarterly, monthly and daily sets of
  * accuracy/short-sets.ts: where the ensemble's short-series profile was chosen. statsforecast's
@@ -36,7 +36,9 @@ import type { MemberRun } from '../../models/families/ensemble/members.ts';
 import { fmt, fmtCrps, table } from './accuracy/report.ts';
 import { globalTasks, summarizePeer } from './accuracy/runs.ts';
 import { invalidOutput, QUANTILE_GRID, score, summarize, type SeriesScore, type Summary } from './accuracy/scoring.ts';
-import { loadShortSet, SHORT_SETS, shortSetTimes, type ShortSeries, type ShortSet } from './accuracy/short-sets.ts';
+import { endYearDraws } from './accuracy/end-draws.ts';
+import { backtestSeries, type OriginSeries } from './accuracy/origins.ts';
+import { loadShortSet, SHORT_SETS, shortSetTimes, staggersEnds, type ShortSeries, type ShortSet } from './accuracy/short-sets.ts';
 import { benchOptions } from './options.ts';
 import { STATSFORECAST_PEER, runPeerReference } from './peer-reference.ts';
 
@@ -48,7 +50,10 @@ const USAGE = `usage: npm run bench -- ensemble [options]
   --limit N                     first N series (after --every)
   --no-statsforecast            skip statsforecast's AutoETS, AutoARIMA, AutoTheta and AutoCES on the same series
   --default-only                only the default as the service runs it (and the peers), not each member and combination
-  --peer-cache DIR              keep statsforecast's forecasts in DIR and reuse them when the same series are run again`;
+  --peer-cache DIR              keep statsforecast's forecasts in DIR and reuse them when the same series are run again
+  --origins K                   on a short set, a backtest: each series from its last K cuts, one horizon apart, in one request
+  --end-draws N                 on a short set built from M4 (${SHORT_SETS.filter(staggersEnds).join(', ')}), also score the default's
+                                quantiles over N seeded random assignments of the series' end years (accuracy/end-draws.ts)`;
 
 /** statsforecast's models fitted beside ours; the cost target sums the first three (issue 40). */
 const PEER_METHODS = ['AutoETS', 'AutoTheta', 'AutoCES', 'AutoARIMA'] as const;
@@ -96,7 +101,11 @@ const WARM_UP_TASK: ForecastTask = {
  * reads (models/families/ensemble/ensemble.ts, windowsToRun), and svc-global is trained per
  * profile's group of series.
  */
-async function serviceDefault(series: readonly M4Series[], tasks: readonly ForecastTask[], windows: number): Promise<Summary> {
+async function serviceDefault(
+  series: readonly M4Series[],
+  tasks: readonly ForecastTask[],
+  windows: number,
+): Promise<{ summary: Summary; outputs: ForecastOutput[] }> {
   const service = createEnsemble((m) => loadMember(m, { modelsDir: '', onnxThreads: 1 }));
   // As the peers' script does (peers/statsforecast-accuracy.py): one fit on the same small series
   // before timing, so that one-off set-up (imports, compilation) is not counted as the set's time.
@@ -104,28 +113,56 @@ async function serviceDefault(series: readonly M4Series[], tasks: readonly Forec
   const c0 = process.cpuUsage();
   const served = await service.forecastBatch(tasks, [], { options: { windows } });
   const dc = process.cpuUsage(c0);
-  return scoreAll(SERVICE_LABEL, series, served, (dc.user + dc.system) / 1000);
+  return { summary: scoreAll(SERVICE_LABEL, series, served, (dc.user + dc.system) / 1000), outputs: served };
+}
+
+/** The default's 80% cover and scaled CRPS at each creation date of a backtest (origins.ts), oldest first. */
+function byOrigin(series: readonly OriginSeries[], outputs: readonly ForecastOutput[], origins: number): string {
+  const at = Array.from({ length: origins }, (_, origin) => {
+    const scores = series.flatMap((s, i) => (s.origin === origin ? [score(s, outputs[i])] : []));
+    const scaled = scores.map((s) => s.scaledCrps).filter((c): c is number => c !== null);
+    const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+    return `${scores.length} series, cover 80% ${fmt(mean(scores.map((s) => s.coverage80)), 3)}, scaled CRPS ${fmt(mean(scaled), 4)}`;
+  });
+  return `default by creation date, oldest first: ${at.join('; ')}`;
 }
 const SERVICE_LABEL = 'default, as the service runs it';
 
 type SetName = M4Name | ShortSet;
 const isM4 = (name: SetName): name is M4Name => (M4_NAMES as readonly string[]).includes(name);
 
-async function runSet(
-  name: SetName,
-  members: string[],
-  windows: number,
-  every: number,
-  limit: number | undefined,
-  peer: PeerSettings | null,
-  defaultOnly: boolean,
-): Promise<string> {
+/** What one set's run does: the command line's choices. */
+interface SetRun {
+  readonly members: string[];
+  readonly windows: number;
+  readonly every: number;
+  readonly limit: number | undefined;
+  readonly peer: PeerSettings | null;
+  readonly defaultOnly: boolean;
+  /** Random assignments of end years to score the default over; 0 for none (end-draws.ts). */
+  readonly endDraws: number;
+  /** Creation dates per series of a backtest, one horizon apart (origins.ts); 1: the set's own split alone. */
+  readonly origins: number;
+}
+
+async function runSet(name: SetName, { members, windows, every, limit, peer, defaultOnly, endDraws, origins }: SetRun): Promise<string> {
   let series: ShortSeries[] = (await (isM4(name) ? loadM4(name) : loadShortSet(name))).filter((_, i) => i % every === 0);
   if (limit !== undefined) series = series.slice(0, limit);
+  const backtest = !isM4(name) && origins > 1 ? backtestSeries(name, series, origins) : null;
+  if (backtest !== null) series = backtest;
+  const timesOf = (t: ForecastTask, i: number) =>
+    backtest?.[i].times ?? (isM4(name) ? t.times : shortSetTimes(name, t.history.length, t.history.length + t.horizon, i, series[i].start));
   const tasks: ForecastTask[] = globalTasks(series, {
     seasonLength: (s) => s.seasonLength,
     seasonLengths: (s) => (s.seasonLength === 24 ? [24, 168] : [s.seasonLength]),
-  }).map((t, i) => (isM4(name) ? t : { ...t, times: shortSetTimes(name, t.history.length, t.history.length + t.horizon, i, series[i].start) }));
+  }).map((t, i) => ({ ...t, times: timesOf(t, i) }));
+  // The default's forecasts, kept for the backtest's figures by creation date.
+  const kept: { outputs: ForecastOutput[] | null } = { outputs: null };
+  const runDefault = async () => {
+    const { summary, outputs } = await serviceDefault(series, tasks, windows);
+    kept.outputs = outputs;
+    return summary;
+  };
   const settings = { modelsDir: '', onnxThreads: 1 };
   const rows: Summary[] = [];
   const memberCpuMs: number[] = [];
@@ -152,7 +189,7 @@ async function runSet(
     );
   });
   const totalCpu = memberCpuMs.reduce((a, b) => a + b, 0);
-  if (defaultOnly) rows.push(await serviceDefault(series, tasks, windows));
+  if (defaultOnly) rows.push(await runDefault());
   else
     for (const combination of COMBINATIONS)
       rows.push(scoreAll(`ensemble ${combination}`, series, combineGroup(tasks, all, { combination, intervals: 'conformal' }, members), totalCpu));
@@ -198,7 +235,7 @@ async function runSet(
     }
     const shortCount = groups.find((g) => g.profile === SHORT_SERIES_PROFILE)?.indices.length ?? 0;
     rows.push(scoreAll(`default: each series its profile (${shortCount} short)`, series, outputs, NaN));
-    rows.push(await serviceDefault(series, tasks, windows));
+    rows.push(await runDefault());
   }
   const notes: string[] = [];
   if (peer) {
@@ -222,6 +259,16 @@ async function runSet(
       notes.push(`default MASE / statsforecast AutoTheta's: ${fmt(served.mase / theta.mase, 3)}`);
       notes.push(`default CPU / (AutoETS + AutoTheta + AutoCES) CPU: ${fmt(served.cpuMsMean / peerCpu, 2)}${cached ? ' (peer CPU from the cached run)' : ''}`);
     }
+  }
+  if (backtest !== null && kept.outputs !== null) notes.push(byOrigin(backtest, kept.outputs, origins));
+  if (endDraws > 0 && !isM4(name) && staggersEnds(name)) {
+    process.stderr.write(`[${name}] the default over ${endDraws} random assignments of end years...\n`);
+    const { cover, scaledCrps } = await endYearDraws(name, series, tasks, windows, endDraws);
+    const spread = (values: number[], digits: number) =>
+      `mean ${fmt(values.reduce((a, b) => a + b, 0) / values.length, digits)}, ${fmt(Math.min(...values), digits)} to ${fmt(Math.max(...values), digits)}`;
+    notes.push(
+      `default over ${endDraws} random assignments of end years (members run once): cover 80% ${spread(cover, 3)}; scaled CRPS ${spread(scaledCrps, 4)}`,
+    );
   }
   const best = Math.min(...rows.slice(0, Math.max(1, loaded.length)).map((r) => r.mase));
   return [
@@ -255,6 +302,8 @@ export async function run(argv: string[]): Promise<void> {
       'no-statsforecast': { type: 'boolean', default: false },
       'peer-cache': { type: 'string' },
       'default-only': { type: 'boolean', default: false },
+      'end-draws': { type: 'string', default: '0' },
+      origins: { type: 'string', default: '1' },
       help: { type: 'boolean', short: 'h', default: false },
     },
     USAGE,
@@ -277,6 +326,13 @@ export async function run(argv: string[]): Promise<void> {
   if (!(Number.isInteger(windows) && windows >= 2)) return fail(`--windows needs an integer of at least 2`);
   if (!(Number.isInteger(every) && every >= 1) || (limit !== undefined && !(Number.isInteger(limit) && limit >= 1)))
     return fail('--every and --limit need positive integers');
+  const endDraws = Number(values['end-draws']);
+  if (!(Number.isInteger(endDraws) && endDraws >= 0)) return fail('--end-draws needs an integer of at least 0');
+  if (endDraws > 0 && datasets.some((d) => isM4(d) || !staggersEnds(d))) return fail(`--end-draws needs one of ${SHORT_SETS.filter(staggersEnds).join(', ')}`);
+  const origins = Number(values.origins);
+  if (!(Number.isInteger(origins) && origins >= 1)) return fail('--origins needs a positive integer');
+  if (origins > 1 && datasets.some((d) => isM4(d))) return fail('--origins needs a short set');
+  if (origins > 1 && endDraws > 0) return fail('--origins and --end-draws score different requests: name one');
   console.log(`# Ensemble combinations, ${new Date().toISOString()}; quantile grid of ${QUANTILE_GRID.length} levels, conformal (unbiased rule)`);
   let peer: PeerSettings | null = null;
   if (!values['no-statsforecast']) {
@@ -285,5 +341,7 @@ export async function run(argv: string[]): Promise<void> {
     else peer = { ...located, cacheDir: values['peer-cache'] };
   }
   for (const name of datasets)
-    console.log(`\n${await runSet(name, values['default-only'] ? [] : members, windows, every, limit, peer, values['default-only'])}`);
+    console.log(
+      `\n${await runSet(name, { members: values['default-only'] ? [] : members, windows, every, limit, peer, defaultOnly: values['default-only'], endDraws, origins })}`,
+    );
 }

@@ -44,6 +44,19 @@ export const SHORT_SETS = [
 ] as const;
 export type ShortSet = (typeof SHORT_SETS)[number];
 
+/** The shortest training part a set keeps: 12 years, 16 quarters, 30 months or 14 days (R's sets: any). */
+export const MIN_TRAIN: Readonly<Record<ShortSet, number>> = {
+  'weekly-yearly': 12,
+  'yearly-panels': 12,
+  'weekly-quarterly': 16,
+  'quarterly-panels': 16,
+  'weekly-monthly': 30,
+  'monthly-panels': 30,
+  'hourly-daily': 14,
+  'r-monthly': 1,
+  'r-quarterly': 1,
+};
+
 /** A short set's series; `start` is its first month (UTC milliseconds) where the data know it. */
 export type ShortSeries = M4Series & { readonly start?: number };
 
@@ -90,31 +103,31 @@ const present = (s: M4Series | null): s is M4Series => s !== null;
 export async function loadShortSet(name: ShortSet): Promise<ShortSeries[]> {
   switch (name) {
     case 'weekly-yearly':
-      return (await loadM4('weekly')).map((s) => split(`${s.id}-Y`, blockSums(joined(s), 52), 1, 6, 47, 12)).filter(present);
+      return (await loadM4('weekly')).map((s) => split(`${s.id}-Y`, blockSums(joined(s), 52), 1, 6, 47, MIN_TRAIN[name])).filter(present);
     case 'weekly-quarterly':
-      return (await loadM4('weekly')).map((s) => split(`${s.id}-Q`, blockSums(joined(s), 13), 4, 8, 72, 16)).filter(present);
+      return (await loadM4('weekly')).map((s) => split(`${s.id}-Q`, blockSums(joined(s), 13), 4, 8, 72, MIN_TRAIN[name])).filter(present);
     case 'weekly-monthly':
-      return (await loadM4('weekly')).map((s) => split(`${s.id}-M`, monthMeans(joined(s)), 12, 18, 144, 30)).filter(present);
+      return (await loadM4('weekly')).map((s) => split(`${s.id}-M`, monthMeans(joined(s)), 12, 18, 144, MIN_TRAIN[name])).filter(present);
     case 'hourly-daily':
-      return (await loadM4('hourly')).map((s) => split(`${s.id}-D`, blockSums(joined(s), 24), 7, 14, 60, 14)).filter(present);
+      return (await loadM4('hourly')).map((s) => split(`${s.id}-D`, blockSums(joined(s), 24), 7, 14, 60, MIN_TRAIN[name])).filter(present);
     case 'monthly-panels':
     case 'quarterly-panels': {
-      const [path, season, horizon, minTrain] = name === 'monthly-panels' ? [MONTHLY_PANELS_PATH, 12, 18, 30] : [QUARTERLY_PANELS_PATH, 4, 8, 16];
+      const [path, season, horizon] = name === 'monthly-panels' ? [MONTHLY_PANELS_PATH, 12, 18] : [QUARTERLY_PANELS_PATH, 4, 8];
       return loadCalendarPanels(path, 12 / season).flatMap((s) => {
-        const kept = split(s.id, s.y, season, horizon, s.y.length, minTrain);
+        const kept = split(s.id, s.y, season, horizon, s.y.length, MIN_TRAIN[name]);
         return kept ? [{ ...kept, start: s.start }] : [];
       });
     }
     case 'yearly-panels':
       return loadYearlyPanels()
-        .map((s) => split(s.id, s.y, 1, 6, s.y.length, 12))
+        .map((s) => split(s.id, s.y, 1, 6, s.y.length, MIN_TRAIN[name]))
         .filter(present);
     case 'r-monthly':
     case 'r-quarterly': {
       const freq = name === 'r-monthly' ? 12 : 4;
       return loadRSeasonal()
         .filter((s) => s.freq === freq)
-        .map((s) => split(s.id, s.y, freq, freq === 12 ? 18 : 8, s.y.length, 1))
+        .map((s) => split(s.id, s.y, freq, freq === 12 ? 18 : 8, s.y.length, MIN_TRAIN[name]))
         .filter(present);
     }
   }
@@ -139,6 +152,9 @@ const STEP: Record<ShortSet, { months: number } | { days: number }> = {
  * shifted days would give svc-global day-of-month features that mean nothing without dates.
  */
 const STEPS_PER_YEAR: Partial<Record<ShortSet, number>> = { 'weekly-yearly': 1, 'weekly-quarterly': 4, 'weekly-monthly': 12 };
+
+/** Whether the set's series end in different years by their position alone (STEPS_PER_YEAR). */
+export const staggersEnds = (name: ShortSet) => STEPS_PER_YEAR[name] !== undefined;
 
 /**
  * A regular calendar index of `length` steps of the set's frequency, so that a global model sees

@@ -1,0 +1,61 @@
+/**
+ * The short sets built from M4 keep no dates. The benchmark ends each series 0 to 11 years back
+ * by its position (shortSetTimes), so that a request of them is not one period's panel. Which
+ * series end when decides which windows each series' pool knows
+ * (docs/decisions/090-pools-read-only-known-windows.md): one assignment is one draw among many
+ * equally arbitrary ones. This scores the default's quantiles over seeded random assignments,
+ * each keeping how many series end in each year.
+ *
+ * The members run once, on the benchmark's own times; only the times the pools read are drawn
+ * again. `svc-global` chooses its cutoffs from the times it is given, so its forecasts stay
+ * those of the benchmark's assignment.
+ */
+import type { M4Series } from '../../../datasets/m4.ts';
+import { rng } from '../../../models/numerics/random.ts';
+import { combineGroup, defaultProfile, runMembers, SHORT_SERIES_PROFILE, windowsToRun } from '../../../models/families/ensemble/ensemble.ts';
+import type { ForecastTask } from '../../../models/contract/model-interface.ts';
+import { loadMember } from '../../../models/contract/model-registry.ts';
+import { score } from './scoring.ts';
+import { shortSetTimes, type ShortSet } from './short-sets.ts';
+
+/** Each draw's mean 80% cover and scaled CRPS over the set's series. */
+export interface EndDraws {
+  readonly cover: number[];
+  readonly scaledCrps: number[];
+}
+
+/** A random order of 0..n-1 (Fisher-Yates): the positions whose end years the series take. */
+function permutation(n: number, uniform: () => number): number[] {
+  const order = Array.from({ length: n }, (_, i) => i);
+  for (let i = n - 1; i > 0; i--) {
+    const j = Math.floor(uniform() * (i + 1));
+    [order[i], order[j]] = [order[j], order[i]];
+  }
+  return order;
+}
+
+/** The default's cover and scaled CRPS over `draws` random assignments of end years to `series` (every one short). */
+export async function endYearDraws(
+  name: ShortSet,
+  series: readonly M4Series[],
+  tasks: readonly ForecastTask[],
+  windows: number,
+  draws: number,
+  seed = 1,
+): Promise<EndDraws> {
+  if (tasks.some((task) => defaultProfile(task) !== SHORT_SERIES_PROFILE)) throw new Error(`--end-draws needs every series of ${name} short`);
+  const profile = SHORT_SERIES_PROFILE;
+  const members = await Promise.all(profile.members.map(async (m) => ({ name: m, model: await loadMember(m, { modelsDir: '', onnxThreads: 1 }) })));
+  const runs = await runMembers(members, tasks, [], windows, windowsToRun(profile));
+  const uniform = rng(seed);
+  const result: EndDraws = { cover: [], scaledCrps: [] };
+  for (let d = 0; d < draws; d++) {
+    const order = permutation(tasks.length, uniform);
+    const drawn = tasks.map((task, i) => ({ ...task, times: shortSetTimes(name, task.history.length, task.history.length + task.horizon, order[i]) }));
+    const scores = combineGroup(drawn, runs, profile, profile.members).map((output, i) => score(series[i], output));
+    const scaled = scores.map((s) => s.scaledCrps).filter((c): c is number => c !== null);
+    result.cover.push(scores.reduce((sum, s) => sum + s.coverage80, 0) / scores.length);
+    result.scaledCrps.push(scaled.reduce((sum, c) => sum + c, 0) / scaled.length);
+  }
+  return result;
+}
