@@ -43,7 +43,7 @@ import { benchOptions } from './options.ts';
 import { STATSFORECAST_PEER, runPeerReference } from './peer-reference.ts';
 
 const USAGE = `usage: npm run bench -- ensemble [options]
-  --dataset NAME                hourly, weekly or all (M4; default all), or a short set: ${SHORT_SETS.join(', ')}
+  --dataset NAME                hourly, weekly or all (M4; default all), or a set of accuracy/short-sets.ts: ${SHORT_SETS.join(', ')}
   --members LIST                comma-separated, from ${ENSEMBLE_MEMBERS.join(', ')} (default ${LONG_SERIES_PROFILE.members.join(',')}: M4's series are long)
   --windows N                   rolling-origin windows (default ${DEFAULT_WINDOWS})
   --every K                     every K-th series (1st, (K+1)th, ...)
@@ -51,8 +51,8 @@ const USAGE = `usage: npm run bench -- ensemble [options]
   --no-statsforecast            skip statsforecast's AutoETS, AutoARIMA, AutoTheta and AutoCES on the same series
   --default-only                only the default as the service runs it (and the peers), not each member and combination
   --peer-cache DIR              keep statsforecast's forecasts in DIR and reuse them when the same series are run again
-  --origins K                   on a short set, a backtest: each series from its last K cuts, one horizon apart, in one request
-  --end-draws N                 on a short set built from M4 (${SHORT_SETS.filter(staggersEnds).join(', ')}), also score the default's
+  --origins K                   on a set of short-sets.ts, a backtest: each series from its last K cuts, one horizon apart, in one request
+  --end-draws N                 on a set built from M4 with staggered ends (${SHORT_SETS.filter(staggersEnds).join(', ')}), also score the default's
                                 quantiles over N seeded random assignments of the series' end years (accuracy/end-draws.ts)`;
 
 /** statsforecast's models fitted beside ours; the cost target sums the first three (issue 40). */

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { createEnsemble, runMembers, SHORT_SERIES_PROFILE, windowsToRun } from '../../models/families/ensemble/ensemble.ts';
+import { createEnsemble, LONG_LOW_FREQUENCY_PROFILE, runMembers, SHORT_SERIES_PROFILE, windowsToRun } from '../../models/families/ensemble/ensemble.ts';
 import { MAX_CALIBRATION_SERIES, MIN_POOLED_SERIES, naiveScale, recentScale } from '../../models/families/ensemble/pooled-calibration.ts';
 import { pooledMemberErrors, scaledMemberErrors } from '../../models/families/ensemble/pooled-weights.ts';
 import { ensembleConfig } from '../../models/families/ensemble/ensemble-config.ts';
@@ -80,6 +80,16 @@ describe("ensemble's pooled quantiles", () => {
         expect(high[j]).toBeCloseTo(last + slope * (j + 1), 9);
       }
     });
+  });
+
+  test('longer series with a season of at most 12 pool too: weighted members, every window run', async () => {
+    // LONG_LOW_FREQUENCY_PROFILE's combination and quantiles. Both members forecast a line alike,
+    // so the weights are equal and the pooled quantiles are those of the equal mean.
+    expect(windowsToRun(LONG_LOW_FREQUENCY_PROFILE)).toBe('all');
+    const tasks = Array.from({ length: SPREAD_SERIES }, (_, i) => line(i, i % 12));
+    const weighted = await ensemble.forecastBatch(tasks, [], { options: { ...options('pooled').options, combination: 'weighted' } });
+    expect(weighted).toEqual(await ensemble.forecastBatch(tasks, [], options('pooled')));
+    expect(weighted[0].quantiles).not.toEqual((await ensemble.forecastBatch(tasks, [], options('conformal')))[0].quantiles);
   });
 
   test('a series whose level grew is sized by its recent differences, in the window and in the forecast', async () => {

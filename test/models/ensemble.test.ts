@@ -1,5 +1,13 @@
 import { describe, expect, test } from 'vitest';
-import { combineTask, createEnsemble, defaultProfile, LONG_SERIES_PROFILE, runMembers, SHORT_SERIES_PROFILE } from '../../models/families/ensemble/ensemble.ts';
+import {
+  combineTask,
+  createEnsemble,
+  defaultProfile,
+  LONG_LOW_FREQUENCY_PROFILE,
+  LONG_SERIES_PROFILE,
+  runMembers,
+  SHORT_SERIES_PROFILE,
+} from '../../models/families/ensemble/ensemble.ts';
 import { combine, memberWeights, windowErrors } from '../../models/families/ensemble/combine.ts';
 import { windowBatch, windowCuts, windowTask } from '../../models/families/ensemble/members.ts';
 import { MULTI_SEASONAL_PROFILE } from '../../models/families/ensemble/multi-seasonal.ts';
@@ -247,9 +255,10 @@ describe('ensemble model', () => {
     expect([...combineTask(task(trend(20), 3, 4), 0, runs, { combination: 'mean', intervals: 'conformal' }, ['naive']).mean]).toEqual([19, 19, 19]);
   });
 
-  test("without members, combination or intervals each series gets its profile: short ones (n <= 150, season <= 12) six weighed and calibrated across the request's series, long ones the weighted five with conformal ones, long ones of several seasons the weighted three", () => {
+  test("without members, combination or intervals each series gets its profile: short ones (n <= 150, season <= 12) six weighed and calibrated across the request's series, long ones the weighted five with conformal quantiles (pooled ones where the season is at most 12), long ones of several seasons the weighted four", () => {
     expect(defaultProfile(task(trend(150), 8, 12))).toBe(SHORT_SERIES_PROFILE);
-    expect(defaultProfile(task(trend(151), 8, 12))).toBe(LONG_SERIES_PROFILE);
+    expect(defaultProfile(task(trend(151), 8, 12))).toBe(LONG_LOW_FREQUENCY_PROFILE);
+    expect(defaultProfile(task(trend(151), 8, 13))).toBe(LONG_SERIES_PROFILE);
     expect(defaultProfile(task(trend(60), 8, 24))).toBe(LONG_SERIES_PROFILE);
     // Several seasons that fit twice in the history (hourly: the day and the week): the multi-seasonal profile.
     const hourlyTask = (n: number) => ({ ...task(trend(n), 8, 24), seasonLengths: [24, 168] });
@@ -266,6 +275,7 @@ describe('ensemble model', () => {
       combination: 'weighted',
       intervals: 'conformal',
     });
+    expect(LONG_LOW_FREQUENCY_PROFILE).toEqual({ ...LONG_SERIES_PROFILE, intervals: 'pooled' });
   });
 
   test('a batch mixing short and long series: each group forecast as if requested alone with its profile named', async () => {
@@ -282,18 +292,18 @@ describe('ensemble model', () => {
     const alone = (p: typeof SHORT_SERIES_PROFILE, ts: ForecastTask[]) =>
       ensemble.forecastBatch(ts, [], { options: { members: p.members, combination: p.combination, intervals: p.intervals, windows: 5 } });
     const [short0, short2] = await alone(SHORT_SERIES_PROFILE, [tasks[0], tasks[2]]);
-    const [long1] = await alone(LONG_SERIES_PROFILE, [tasks[1]]);
+    const [long1] = await alone(LONG_LOW_FREQUENCY_PROFILE, [tasks[1]]);
     expect(mixed[0]).toEqual(short0);
     expect(mixed[2]).toEqual(short2);
     expect(mixed[1]).toEqual(long1);
     // The two profiles really differ on the same short series.
-    const [asLong] = await alone(LONG_SERIES_PROFILE, [tasks[0]]);
+    const [asLong] = await alone(LONG_LOW_FREQUENCY_PROFILE, [tasks[0]]);
     expect(asLong.mean).not.toEqual(short0.mean);
     // Naming only the members keeps each series' own source of quantiles.
     const [short0Named, long1Named] = await ensemble.forecastBatch([tasks[0], tasks[1]], [], { options: { members: ['aets', 'theta'], windows: 5 } });
     const [short0Members] = await ensemble.forecastBatch([tasks[0]], [], options(['aets', 'theta'], 'mean', 5, 'members'));
-    const [long1Conformal] = await ensemble.forecastBatch([tasks[1]], [], options(['aets', 'theta'], 'weighted', 5, 'conformal'));
+    const [long1Pooled] = await ensemble.forecastBatch([tasks[1]], [], options(['aets', 'theta'], 'weighted', 5, 'pooled'));
     expect(short0Named).toEqual(short0Members);
-    expect(long1Named).toEqual(long1Conformal);
+    expect(long1Named).toEqual(long1Pooled);
   }, 60_000);
 });

@@ -3,7 +3,14 @@ import { modelConfig, SeasonLength } from '../../contract/model-config.ts';
 import type { EnsembleSettings } from '../../contract/model-interface.ts';
 import { COMBINATIONS, ENSEMBLE_INTERVALS } from './combine.ts';
 import { MIN_POOLED_SERIES } from './pooled-calibration.ts';
-import { DEFAULT_WINDOWS, LONG_SERIES_PROFILE, SHORT_SERIES_MAX_LENGTH, SHORT_SERIES_MAX_SEASON, SHORT_SERIES_PROFILE } from './ensemble.ts';
+import {
+  DEFAULT_WINDOWS,
+  LONG_LOW_FREQUENCY_PROFILE,
+  LONG_SERIES_PROFILE,
+  SHORT_SERIES_MAX_LENGTH,
+  SHORT_SERIES_MAX_SEASON,
+  SHORT_SERIES_PROFILE,
+} from './ensemble.ts';
 import { MULTI_SEASONAL_PROFILE } from './multi-seasonal.ts';
 
 /** Models an ensemble may combine: those that need no exported weights. */
@@ -34,7 +41,7 @@ export const ensembleConfig = modelConfig(
       .enum(ENSEMBLE_INTERVALS)
       .optional()
       .meta({
-        description: `Where the quantiles come from. \`conformal\`: the combined forecast's errors in the validation windows. \`members\`: each member's own quantiles as offsets from its mean, combined with the members' weights around the combined mean; for a series without a season (season length 1), the quantiles of the members' mixture (the weighted mean of their distribution functions), moved onto the combined mean. \`pooled\`: each series' last-window error, divided by the naive scale of the window's recent history (its last two horizons, and at least four seasons), pooled per step across the request's series of the same season and horizon whose last windows ended by the series' own last date (in a backtest, by its creation date: no look-ahead), times the same recent scale of the series' whole history; with fewer than ${MIN_POOLED_SERIES} such series, or when most of them end their last window on the same date (one period's errors, not many), the members' own. Left out: \`${SHORT_SERIES_PROFILE.intervals}\` for ${shortSeries} (their own windows hold too few errors), \`${LONG_SERIES_PROFILE.intervals}\` for the others.`,
+        description: `Where the quantiles come from. \`conformal\`: the combined forecast's errors in the validation windows. \`members\`: each member's own quantiles as offsets from its mean, combined with the members' weights around the combined mean; for a series without a season (season length 1), the quantiles of the members' mixture (the weighted mean of their distribution functions), moved onto the combined mean. \`pooled\`: each series' last-window error, divided by the naive scale of the window's recent history (its last two horizons, and at least four seasons), pooled per step across the request's series of the same season and horizon whose last windows ended by the series' own last date (in a backtest, by its creation date: no look-ahead), times the same recent scale of the series' whole history; with fewer than ${MIN_POOLED_SERIES} such series, or when most of them end their last window on the same date (one period's errors, not many), the members' own. Left out: \`${SHORT_SERIES_PROFILE.intervals}\` for ${shortSeries} (their own windows hold too few errors); \`${LONG_LOW_FREQUENCY_PROFILE.intervals}\` for longer ones with a season of at most ${SHORT_SERIES_MAX_SEASON} and one seasonal period (their earliest windows train on much less); \`${LONG_SERIES_PROFILE.intervals}\` for the others.`,
       }),
     conformal_windows: z.int().min(2).max(100).default(DEFAULT_WINDOWS).meta({
       description:

@@ -62,6 +62,13 @@ export const LONG_SERIES_PROFILE: EnsembleProfile = {
 };
 
 /**
+ * Longer series with at most a yearly cycle of 12 (monthly, past 150 points): the long profile,
+ * quantiles pooled as short series' are. Its own earliest window trains on five horizons less and
+ * errs more than the forecast: conformal ones over-cover (docs/decisions/092-longer-low-frequency-series-pool-their-quantiles.md).
+ */
+export const LONG_LOW_FREQUENCY_PROFILE: EnsembleProfile = { ...LONG_SERIES_PROFILE, intervals: 'pooled' };
+
+/**
  * Short series with at most a yearly cycle of 12 (BENCHMARKS.md, "ensemble on short series"):
  * ETS, ARIMA, CES and Theta (the four of the SCUM combination), mstl (a decomposition with an ETS
  * trend: on daily data it models the week) and svc-global. Windows inside a history of a few
@@ -87,10 +94,15 @@ export const DEFAULT_WINDOWS = 5;
 export const SHORT_SERIES_MAX_LENGTH = 150;
 export const SHORT_SERIES_MAX_SEASON = 12;
 
-/** The profile a series gets by default: short (at most 150 observations, season at most 12), long with several seasons, or long. */
+/**
+ * The profile a series gets by default: short (at most 150 observations, season at most 12), long
+ * with several seasons, long with a season of at most 12, or long.
+ */
 export function defaultProfile(task: ForecastTask): EnsembleProfile {
-  if (task.history.length <= SHORT_SERIES_MAX_LENGTH && task.seasonLength <= SHORT_SERIES_MAX_SEASON) return SHORT_SERIES_PROFILE;
-  return multiSeasonal(task) ? MULTI_SEASONAL_PROFILE : LONG_SERIES_PROFILE;
+  const lowFrequency = task.seasonLength <= SHORT_SERIES_MAX_SEASON;
+  if (task.history.length <= SHORT_SERIES_MAX_LENGTH && lowFrequency) return SHORT_SERIES_PROFILE;
+  if (multiSeasonal(task)) return MULTI_SEASONAL_PROFILE;
+  return lowFrequency ? LONG_LOW_FREQUENCY_PROFILE : LONG_SERIES_PROFILE;
 }
 
 /** Loads a member by model name (the registry's loaders, so that this module does not import the registry). */

@@ -12,8 +12,8 @@
  */
 import type { M4Series } from '../../../datasets/m4.ts';
 import { rng } from '../../../models/numerics/random.ts';
-import { combineGroup, defaultProfile, runMembers, SHORT_SERIES_PROFILE, windowsToRun } from '../../../models/families/ensemble/ensemble.ts';
-import type { ForecastTask } from '../../../models/contract/model-interface.ts';
+import { combineGroup, profileGroups, runMembers, windowsToRun } from '../../../models/families/ensemble/ensemble.ts';
+import type { ForecastOutput, ForecastTask } from '../../../models/contract/model-interface.ts';
 import { loadMember } from '../../../models/contract/model-registry.ts';
 import { score } from './scoring.ts';
 import { shortSetTimes, type ShortSet } from './short-sets.ts';
@@ -34,7 +34,7 @@ function permutation(n: number, uniform: () => number): number[] {
   return order;
 }
 
-/** The default's cover and scaled CRPS over `draws` random assignments of end years to `series` (every one short). */
+/** The default's cover and scaled CRPS over `draws` random assignments of end years to `series`, each group of series run with its profile. */
 export async function endYearDraws(
   name: ShortSet,
   series: readonly M4Series[],
@@ -43,16 +43,34 @@ export async function endYearDraws(
   draws: number,
   seed = 1,
 ): Promise<EndDraws> {
-  if (tasks.some((task) => defaultProfile(task) !== SHORT_SERIES_PROFILE)) throw new Error(`--end-draws needs every series of ${name} short`);
-  const profile = SHORT_SERIES_PROFILE;
-  const members = await Promise.all(profile.members.map(async (m) => ({ name: m, model: await loadMember(m, { modelsDir: '', onnxThreads: 1 }) })));
-  const runs = await runMembers(members, tasks, [], windows, windowsToRun(profile));
+  const settings = { modelsDir: '', onnxThreads: 1 };
+  const groups = await Promise.all(
+    profileGroups(tasks, {}).map(async ({ profile, indices }) => {
+      const members = await Promise.all(profile.members.map(async (m) => ({ name: m, model: await loadMember(m, settings) })));
+      const runs = await runMembers(
+        members,
+        indices.map((i) => tasks[i]),
+        [],
+        windows,
+        windowsToRun(profile),
+      );
+      return { profile, indices, runs };
+    }),
+  );
   const uniform = rng(seed);
   const result: EndDraws = { cover: [], scaledCrps: [] };
   for (let d = 0; d < draws; d++) {
     const order = permutation(tasks.length, uniform);
     const drawn = tasks.map((task, i) => ({ ...task, times: shortSetTimes(name, task.history.length, task.history.length + task.horizon, order[i]) }));
-    const scores = combineGroup(drawn, runs, profile, profile.members).map((output, i) => score(series[i], output));
+    const outputs: ForecastOutput[] = new Array(tasks.length);
+    for (const { profile, indices, runs } of groups)
+      combineGroup(
+        indices.map((i) => drawn[i]),
+        runs,
+        profile,
+        profile.members,
+      ).forEach((output, k) => (outputs[indices[k]] = output));
+    const scores = outputs.map((output, i) => score(series[i], output));
     const scaled = scores.map((s) => s.scaledCrps).filter((c): c is number => c !== null);
     result.cover.push(scores.reduce((sum, s) => sum + s.coverage80, 0) / scores.length);
     result.scaledCrps.push(scaled.reduce((sum, c) => sum + c, 0) / scaled.length);

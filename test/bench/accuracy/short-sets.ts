@@ -10,6 +10,9 @@
  *   synthetic weekly index (every series starts on 1990-01-01, datasets/README.md), the first and
  *   last month dropped as partial, the last 144 months kept; horizon 18, season 12. The mean, not
  *   the sum, so that four- and five-week months compare.
+ * - `weekly-monthly-long`: the same months, the last 300 kept, only series with more than 150 months
+ *   of history: not short, but of the lengths many monthly series have (the ensemble's long
+ *   profile, with a season of at most 12).
  * - `hourly-daily`: each M4 Hourly series summed over days (24 hours, aligned to its end): 31 to
  *   42 days; horizon 14, season 7.
  * - `r-monthly`, `r-quarterly`: R's monthly and quarterly example series and seeded SARIMA
@@ -41,6 +44,7 @@ export const SHORT_SETS = [
   'hourly-daily',
   'r-monthly',
   'r-quarterly',
+  'weekly-monthly-long',
 ] as const;
 export type ShortSet = (typeof SHORT_SETS)[number];
 
@@ -55,6 +59,7 @@ export const MIN_TRAIN: Readonly<Record<ShortSet, number>> = {
   'hourly-daily': 14,
   'r-monthly': 1,
   'r-quarterly': 1,
+  'weekly-monthly-long': 151,
 };
 
 /** A short set's series; `start` is its first month (UTC milliseconds) where the data know it. */
@@ -108,6 +113,8 @@ export async function loadShortSet(name: ShortSet): Promise<ShortSeries[]> {
       return (await loadM4('weekly')).map((s) => split(`${s.id}-Q`, blockSums(joined(s), 13), 4, 8, 72, MIN_TRAIN[name])).filter(present);
     case 'weekly-monthly':
       return (await loadM4('weekly')).map((s) => split(`${s.id}-M`, monthMeans(joined(s)), 12, 18, 144, MIN_TRAIN[name])).filter(present);
+    case 'weekly-monthly-long':
+      return (await loadM4('weekly')).map((s) => split(`${s.id}-ML`, monthMeans(joined(s)), 12, 18, 300, MIN_TRAIN[name])).filter(present);
     case 'hourly-daily':
       return (await loadM4('hourly')).map((s) => split(`${s.id}-D`, blockSums(joined(s), 24), 7, 14, 60, MIN_TRAIN[name])).filter(present);
     case 'monthly-panels':
@@ -144,6 +151,7 @@ const STEP: Record<ShortSet, { months: number } | { days: number }> = {
   'hourly-daily': { days: 1 },
   'r-monthly': { months: 1 },
   'r-quarterly': { months: 3 },
+  'weekly-monthly-long': { months: 1 },
 };
 
 /**
@@ -151,7 +159,7 @@ const STEP: Record<ShortSet, { months: number } | { days: number }> = {
  * shortSetTimes). Not `hourly-daily`: its histories hold one window, so it never pools, and
  * shifted days would give svc-global day-of-month features that mean nothing without dates.
  */
-const STEPS_PER_YEAR: Partial<Record<ShortSet, number>> = { 'weekly-yearly': 1, 'weekly-quarterly': 4, 'weekly-monthly': 12 };
+const STEPS_PER_YEAR: Partial<Record<ShortSet, number>> = { 'weekly-yearly': 1, 'weekly-quarterly': 4, 'weekly-monthly': 12, 'weekly-monthly-long': 12 };
 
 /** Whether the set's series end in different years by their position alone (STEPS_PER_YEAR). */
 export const staggersEnds = (name: ShortSet) => STEPS_PER_YEAR[name] !== undefined;
