@@ -36,7 +36,7 @@ import type { MemberRun } from '../../models/families/ensemble/members.ts';
 import { fmt, fmtCrps, table } from './accuracy/report.ts';
 import { globalTasks, summarizePeer } from './accuracy/runs.ts';
 import { invalidOutput, QUANTILE_GRID, score, summarize, type SeriesScore, type Summary } from './accuracy/scoring.ts';
-import { endYearDraws } from './accuracy/end-draws.ts';
+import { combineByProfile, endYearDraws } from './accuracy/end-draws.ts';
 import { backtestSeries, type OriginSeries } from './accuracy/origins.ts';
 import { loadShortSet, SHORT_SETS, shortSetTimes, staggersEnds, type ShortSeries, type ShortSet } from './accuracy/short-sets.ts';
 import { benchOptions } from './options.ts';
@@ -221,18 +221,14 @@ async function runSet(name: SetName, { members, windows, every, limit, peer, def
       );
   }
   if (!defaultOnly && [...runsOf.values()].every((runs) => runs !== null)) {
-    const outputs: ForecastOutput[] = new Array(tasks.length);
     const groups = profileGroups(tasks, {});
-    for (const { profile, indices } of groups) {
-      const runs = runsOf.get(profile)!;
-      const picked: EnsembleRuns = { ...runs, cuts: indices.map((i) => runs.cuts[i]), runs: runs.runs.map((r) => pick(r, indices)) };
-      combineGroup(
-        indices.map((i) => tasks[i]),
-        picked,
-        profile,
-        profile.members,
-      ).forEach((o, j) => (outputs[indices[j]] = o));
-    }
+    const outputs = combineByProfile(
+      tasks,
+      groups.map(({ profile, indices }) => {
+        const runs = runsOf.get(profile)!;
+        return { profile, indices, runs: { ...runs, cuts: indices.map((i) => runs.cuts[i]), runs: runs.runs.map((r) => pick(r, indices)) } };
+      }),
+    );
     const shortCount = groups.find((g) => g.profile === SHORT_SERIES_PROFILE)?.indices.length ?? 0;
     rows.push(scoreAll(`default: each series its profile (${shortCount} short)`, series, outputs, NaN));
     rows.push(await runDefault());

@@ -12,7 +12,7 @@
  */
 import type { M4Series } from '../../../datasets/m4.ts';
 import { rng } from '../../../models/numerics/random.ts';
-import { combineGroup, profileGroups, runMembers, windowsToRun } from '../../../models/families/ensemble/ensemble.ts';
+import { combineGroup, profileGroups, runMembers, windowsToRun, type EnsembleProfile, type EnsembleRuns } from '../../../models/families/ensemble/ensemble.ts';
 import type { ForecastOutput, ForecastTask } from '../../../models/contract/model-interface.ts';
 import { loadMember } from '../../../models/contract/model-registry.ts';
 import { score } from './scoring.ts';
@@ -22,6 +22,26 @@ import { shortSetTimes, type ShortSet } from './short-sets.ts';
 export interface EndDraws {
   readonly cover: number[];
   readonly scaledCrps: number[];
+}
+
+/** Series of one profile and their members' runs. */
+export interface ProfileRuns {
+  readonly profile: EnsembleProfile;
+  readonly indices: readonly number[];
+  readonly runs: EnsembleRuns;
+}
+
+/** Every task's forecast, each profile's group combined as the service combines it (combineGroup). */
+export function combineByProfile(tasks: readonly ForecastTask[], groups: readonly ProfileRuns[]): ForecastOutput[] {
+  const outputs: ForecastOutput[] = new Array(tasks.length);
+  for (const { profile, indices, runs } of groups)
+    combineGroup(
+      indices.map((i) => tasks[i]),
+      runs,
+      profile,
+      profile.members,
+    ).forEach((output, k) => (outputs[indices[k]] = output));
+  return outputs;
 }
 
 /** A random order of 0..n-1 (Fisher-Yates): the positions whose end years the series take. */
@@ -62,15 +82,7 @@ export async function endYearDraws(
   for (let d = 0; d < draws; d++) {
     const order = permutation(tasks.length, uniform);
     const drawn = tasks.map((task, i) => ({ ...task, times: shortSetTimes(name, task.history.length, task.history.length + task.horizon, order[i]) }));
-    const outputs: ForecastOutput[] = new Array(tasks.length);
-    for (const { profile, indices, runs } of groups)
-      combineGroup(
-        indices.map((i) => drawn[i]),
-        runs,
-        profile,
-        profile.members,
-      ).forEach((output, k) => (outputs[indices[k]] = output));
-    const scores = outputs.map((output, i) => score(series[i], output));
+    const scores = combineByProfile(drawn, groups).map((output, i) => score(series[i], output));
     const scaled = scores.map((s) => s.scaledCrps).filter((c): c is number => c !== null);
     result.cover.push(scores.reduce((sum, s) => sum + s.coverage80, 0) / scores.length);
     result.scaledCrps.push(scaled.reduce((sum, c) => sum + c, 0) / scaled.length);
