@@ -27,7 +27,8 @@ import { startTestTemporal, until } from './temporal-env.ts';
  */
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const eventMs = (event: temporal.api.history.v1.IHistoryEvent) => Number(event.eventTime?.seconds ?? 0) * 1000 + (event.eventTime?.nanos ?? 0) / 1e6;
+const timestampMs = (time: { seconds?: unknown; nanos?: number | null }) => Number(time.seconds ?? 0) * 1000 + (time.nanos ?? 0) / 1e6;
+const eventMs = (event: temporal.api.history.v1.IHistoryEvent) => timestampMs(event.eventTime ?? {});
 
 afterAll(killEverything);
 
@@ -152,17 +153,17 @@ describe('with a shared Temporal', () => {
     startProcess('bin/server.ts', { ...common, PORT: String(port), HOST: '127.0.0.1', RUN_WORKER: 'false' });
     await waitForApi(port);
 
-    const series = 6;
+    const series = 10;
     const submitted = await api(port, 'POST', '/forecast-jobs?model=aarima', slowRequest(series, 300));
     expect(submitted.status).toBe(200);
     const id: string = submitted.body.job_id;
     const handle = env.client.workflow.getHandle(id);
     const STARTED = temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED;
-    await until(
-      async () => (await handle.describe()).raw.pendingActivities?.some((a) => a.lastWorkerIdentity === workerA.identity && a.state === STARTED),
-      60_000,
-      'worker A to run a chunk',
-    );
+    // A chunk A started well under a fit ago: the signal lands while it runs. A chunk seen late in
+    // its fit could finish before the shutdown reached it, leaving nothing to hand back.
+    const justStarted = (a: temporal.api.workflow.v1.IPendingActivityInfo) =>
+      a.lastWorkerIdentity === workerA.identity && a.state === STARTED && a.lastStartedTime && Date.now() - timestampMs(a.lastStartedTime) < 400;
+    await until(async () => (await handle.describe()).raw.pendingActivities?.some(justStarted), 60_000, 'worker A to start a chunk');
     const signalled = Date.now();
     workerA.child.kill('SIGTERM');
     const exit = await workerA.exited;

@@ -94,10 +94,7 @@ export const DEFAULT_WINDOWS = 5;
 export const SHORT_SERIES_MAX_LENGTH = 150;
 export const SHORT_SERIES_MAX_SEASON = 12;
 
-/**
- * The profile a series gets by default: short (at most 150 observations, season at most 12), long
- * with several seasons, long with a season of at most 12, or long.
- */
+/** The default profile: short (n <= 150, season <= 12), long with several seasons, long with a season <= 12, or long. */
 export function defaultProfile(task: ForecastTask): EnsembleProfile {
   const lowFrequency = task.seasonLength <= SHORT_SERIES_MAX_SEASON;
   if (task.history.length <= SHORT_SERIES_MAX_LENGTH && lowFrequency) return SHORT_SERIES_PROFILE;
