@@ -1,5 +1,5 @@
 /**
- * The short sets built from M4 keep no dates. The benchmark ends each series 0 to 11 years back
+ * The sets built from M4 Weekly keep no dates. The benchmark ends each series 0 to 11 years back
  * by its position (shortSetTimes), so that a request of them is not one period's panel. Which
  * series end when decides which windows each series' pool knows
  * (docs/decisions/090-pools-read-only-known-windows.md): one assignment is one draw among many
