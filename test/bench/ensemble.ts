@@ -35,7 +35,7 @@ import type { ForecastOutput, ForecastTask } from '../../models/contract/model-i
 import type { MemberRun } from '../../models/families/ensemble/members.ts';
 import { fmt, fmtCrps, table } from './accuracy/report.ts';
 import { globalTasks, summarizePeer } from './accuracy/runs.ts';
-import { invalidOutput, QUANTILE_GRID, score, summarize, type SeriesScore, type Summary } from './accuracy/scoring.ts';
+import { invalidOutput, mean, QUANTILE_GRID, score, summarize, type SeriesScore, type Summary } from './accuracy/scoring.ts';
 import { combineByProfile, endYearDraws } from './accuracy/end-draws.ts';
 import { backtestSeries, type OriginSeries } from './accuracy/origins.ts';
 import { loadShortSet, SHORT_SETS, shortSetTimes, staggersEnds, type ShortSeries, type ShortSet } from './accuracy/short-sets.ts';
@@ -121,7 +121,6 @@ function byOrigin(series: readonly OriginSeries[], outputs: readonly ForecastOut
   const at = Array.from({ length: origins }, (_, origin) => {
     const scores = series.flatMap((s, i) => (s.origin === origin ? [score(s, outputs[i])] : []));
     const scaled = scores.map((s) => s.scaledCrps).filter((c): c is number => c !== null);
-    const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
     return `${scores.length} series, cover 80% ${fmt(mean(scores.map((s) => s.coverage80)), 3)}, scaled CRPS ${fmt(mean(scaled), 4)}`;
   });
   return `default by creation date, oldest first: ${at.join('; ')}`;
@@ -261,7 +260,7 @@ async function runSet(name: SetName, { members, windows, every, limit, peer, def
     process.stderr.write(`[${name}] the default over ${endDraws} random assignments of end years...\n`);
     const { cover, scaledCrps } = await endYearDraws(name, series, tasks, windows, endDraws);
     const spread = (values: number[], digits: number) =>
-      `mean ${fmt(values.reduce((a, b) => a + b, 0) / values.length, digits)}, ${fmt(Math.min(...values), digits)} to ${fmt(Math.max(...values), digits)}`;
+      `mean ${fmt(mean(values), digits)}, ${fmt(Math.min(...values), digits)} to ${fmt(Math.max(...values), digits)}`;
     notes.push(
       `default over ${endDraws} random assignments of end years (members run once): cover 80% ${spread(cover, 3)}; scaled CRPS ${spread(scaledCrps, 4)}`,
     );

@@ -15,7 +15,7 @@ import { rng } from '../../../models/numerics/random.ts';
 import { combineGroup, profileGroups, runMembers, windowsToRun, type EnsembleProfile, type EnsembleRuns } from '../../../models/families/ensemble/ensemble.ts';
 import type { ForecastOutput, ForecastTask } from '../../../models/contract/model-interface.ts';
 import { loadMember } from '../../../models/contract/model-registry.ts';
-import { score } from './scoring.ts';
+import { mean, score } from './scoring.ts';
 import { shortSetTimes, type ShortSet } from './short-sets.ts';
 
 /** Each draw's mean 80% cover and scaled CRPS over the set's series. */
@@ -84,8 +84,8 @@ export async function endYearDraws(
     const drawn = tasks.map((task, i) => ({ ...task, times: shortSetTimes(name, task.history.length, task.history.length + task.horizon, order[i]) }));
     const scores = combineByProfile(drawn, groups).map((output, i) => score(series[i], output));
     const scaled = scores.map((s) => s.scaledCrps).filter((c): c is number => c !== null);
-    result.cover.push(scores.reduce((sum, s) => sum + s.coverage80, 0) / scores.length);
-    result.scaledCrps.push(scaled.reduce((sum, c) => sum + c, 0) / scaled.length);
+    result.cover.push(mean(scores.map((s) => s.coverage80)));
+    result.scaledCrps.push(mean(scaled));
   }
   return result;
 }
