@@ -1,8 +1,8 @@
-import { countAtMost } from '../../numerics/sorted-search.ts';
 /**
  * Quantile arithmetic shared by the foundation model adapters: the reference implementations'
  * interpolation rules, and the mapping of a model's own quantile levels to the requested ones.
  */
+import { countAtMost } from '../../numerics/sorted-search.ts';
 
 /**
  * Linear interpolation of values known at `levels` (increasing), queried at `query`; flat beyond
