@@ -1,7 +1,7 @@
 /**
- * Loader for `monthly-panels.csv.gz` and `quarterly-panels.csv.gz` (see datasets/README.md): real
- * monthly and quarterly series with their calendar, written by tools/reference/monthly-panels.py
- * and quarterly-panels.py. Long format `unique_id,month,y` (`month` as YYYY-MM: a quarter's first
+ * Loader for `monthly-panels.csv.gz`, `monthly-panels-long.csv.gz` and `quarterly-panels.csv.gz`
+ * (see datasets/README.md): real monthly and quarterly series with their calendar, written by
+ * tools/reference/monthly-panels.py and quarterly-panels.py. Long format `unique_id,month,y` (`month` as YYYY-MM: a quarter's first
  * month), rows grouped by series, each oldest first, one step apart.
  */
 import { readFileSync } from 'node:fs';
@@ -15,6 +15,7 @@ export interface CalendarSeries {
 }
 
 export const MONTHLY_PANELS_PATH = new URL('./monthly-panels.csv.gz', import.meta.url).pathname;
+export const MONTHLY_PANELS_LONG_PATH = new URL('./monthly-panels-long.csv.gz', import.meta.url).pathname;
 export const QUARTERLY_PANELS_PATH = new URL('./quarterly-panels.csv.gz', import.meta.url).pathname;
 
 const monthStart = (month: string): number => Date.UTC(Number(month.slice(0, 4)), Number(month.slice(5, 7)) - 1, 1);

