@@ -23,7 +23,7 @@ import type { GlobalModel, LocalModel } from '../../models/contract/model-interf
 import { loadM4, M4_NAMES, type M4Name, type M4Series } from '../../datasets/m4.ts';
 import { PEERS, peerLabel, runPeerReference } from './peer-reference.ts';
 import { fmt, ordinal, PEER_TARGETS, ratioRow, scoreRow, table } from './accuracy/report.ts';
-import { runGlobal, runModel, summarizePeer, type Loaded, type ModelSpec } from './accuracy/runs.ts';
+import { BENCH_MODEL_SETTINGS, runGlobal, runModel, summarizePeer, type Loaded, type ModelSpec } from './accuracy/runs.ts';
 import { QUANTILE_GRID, type SeriesScore, type Summary } from './accuracy/scoring.ts';
 import { benchOptions } from './options.ts';
 
@@ -54,7 +54,7 @@ const m4Cycles = (s: M4Series): number[] => (s.seasonLength === 24 ? [24, 168] :
 async function loadModel(name: string): Promise<GlobalModel> {
   const entry = modelEntry(name);
   if (!entry?.loadGlobal) throw new Error(`${name} is not a global model`);
-  return entry.loadGlobal({ modelsDir: '', onnxThreads: 1 });
+  return entry.loadGlobal(BENCH_MODEL_SETTINGS);
 }
 
 const MODELS: Record<string, ModelSpec> = {

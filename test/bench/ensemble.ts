@@ -16,25 +16,21 @@
  * default's CPU time is set against the first three's together (issue 40's cost target).
  */
 import { loadM4, M4_NAMES, type M4Name, type M4Series } from '../../datasets/m4.ts';
+import { combineGroup, combineTask, createEnsemble, profileGroups, runMembers, type EnsembleRuns } from '../../models/families/ensemble/ensemble.ts';
 import {
-  combineGroup,
-  combineTask,
-  createEnsemble,
   DEFAULT_WINDOWS,
+  LONG_LOW_FREQUENCY_PROFILE,
   LONG_SERIES_PROFILE,
-  profileGroups,
-  runMembers,
   SHORT_SERIES_PROFILE,
   type EnsembleProfile,
-  type EnsembleRuns,
-} from '../../models/families/ensemble/ensemble.ts';
+} from '../../models/families/ensemble/profiles.ts';
 import { COMBINATIONS, ENSEMBLE_INTERVALS } from '../../models/families/ensemble/combine.ts';
 import { MULTI_SEASONAL_PROFILE } from '../../models/families/ensemble/multi-seasonal.ts';
 import { ENSEMBLE_MEMBERS, loadMember } from '../../models/contract/model-registry.ts';
 import type { ForecastOutput, ForecastTask } from '../../models/contract/model-interface.ts';
 import type { MemberRun } from '../../models/families/ensemble/members.ts';
 import { fmt, fmtCrps, table } from './accuracy/report.ts';
-import { globalTasks, summarizePeer } from './accuracy/runs.ts';
+import { BENCH_MODEL_SETTINGS, globalTasks, summarizePeer } from './accuracy/runs.ts';
 import { invalidOutput, mean, QUANTILE_GRID, score, summarize, type SeriesScore, type Summary } from './accuracy/scoring.ts';
 import { combineByProfile, endYearDraws } from './accuracy/end-draws.ts';
 import { backtestSeries, type OriginSeries } from './accuracy/origins.ts';
@@ -106,7 +102,7 @@ async function serviceDefault(
   tasks: readonly ForecastTask[],
   windows: number,
 ): Promise<{ summary: Summary; outputs: ForecastOutput[] }> {
-  const service = createEnsemble((m) => loadMember(m, { modelsDir: '', onnxThreads: 1 }));
+  const service = createEnsemble((m) => loadMember(m, BENCH_MODEL_SETTINGS));
   // As the peers' script does (peers/statsforecast-accuracy.py): one fit on the same small series
   // before timing, so that one-off set-up (imports, compilation) is not counted as the set's time.
   await service.forecastBatch([WARM_UP_TASK], [], { options: { windows } });
@@ -162,10 +158,9 @@ async function runSet(name: SetName, { members, windows, every, limit, peer, def
     kept.outputs = outputs;
     return summary;
   };
-  const settings = { modelsDir: '', onnxThreads: 1 };
   const rows: Summary[] = [];
   const memberCpuMs: number[] = [];
-  const loaded = await Promise.all(members.map(async (m) => ({ name: m, model: await loadMember(m, settings) })));
+  const loaded = await Promise.all(members.map(async (m) => ({ name: m, model: await loadMember(m, BENCH_MODEL_SETTINGS) })));
   const all: EnsembleRuns = { cuts: [], runs: [], ran: 'all' };
   for (const member of loaded) {
     process.stderr.write(`[${name}] ${member.name}: ${series.length} series x (1 + ${windows} windows)...\n`);
@@ -200,6 +195,7 @@ async function runSet(name: SetName, { members, windows, every, limit, peer, def
   const profiles = [
     ['short-series profile', SHORT_SERIES_PROFILE],
     ['long-series profile', LONG_SERIES_PROFILE],
+    ['longer monthly profile', LONG_LOW_FREQUENCY_PROFILE],
     ['multi-seasonal profile', MULTI_SEASONAL_PROFILE],
   ] as const;
   const cpuOf = (p: EnsembleProfile) => p.members.reduce((sum, m) => sum + memberCpuMs[members.indexOf(m)], 0);

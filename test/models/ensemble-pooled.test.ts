@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import { createEnsemble, LONG_LOW_FREQUENCY_PROFILE, runMembers, SHORT_SERIES_PROFILE, windowsToRun } from '../../models/families/ensemble/ensemble.ts';
+import { createEnsemble, runMembers, windowsToRun } from '../../models/families/ensemble/ensemble.ts';
+import { LONG_LOW_FREQUENCY_PROFILE, SHORT_SERIES_PROFILE } from '../../models/families/ensemble/profiles.ts';
 import { MAX_CALIBRATION_SERIES, MIN_POOLED_SERIES, naiveScale, recentScale } from '../../models/families/ensemble/pooled-calibration.ts';
 import { pooledMemberErrors, scaledMemberErrors } from '../../models/families/ensemble/pooled-weights.ts';
 import { ensembleConfig } from '../../models/families/ensemble/ensemble-config.ts';

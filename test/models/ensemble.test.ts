@@ -1,13 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import {
-  combineTask,
-  createEnsemble,
-  defaultProfile,
-  LONG_LOW_FREQUENCY_PROFILE,
-  LONG_SERIES_PROFILE,
-  runMembers,
-  SHORT_SERIES_PROFILE,
-} from '../../models/families/ensemble/ensemble.ts';
+import { combineTask, createEnsemble, runMembers } from '../../models/families/ensemble/ensemble.ts';
+import { defaultProfile, LONG_LOW_FREQUENCY_PROFILE, LONG_SERIES_PROFILE, SHORT_SERIES_PROFILE } from '../../models/families/ensemble/profiles.ts';
 import { combine, memberWeights, windowErrors } from '../../models/families/ensemble/combine.ts';
 import { windowBatch, windowCuts, windowTask } from '../../models/families/ensemble/members.ts';
 import { MULTI_SEASONAL_PROFILE } from '../../models/families/ensemble/multi-seasonal.ts';
@@ -255,7 +248,7 @@ describe('ensemble model', () => {
     expect([...combineTask(task(trend(20), 3, 4), 0, runs, { combination: 'mean', intervals: 'conformal' }, ['naive']).mean]).toEqual([19, 19, 19]);
   });
 
-  test("without members, combination or intervals each series gets its profile: short ones (n <= 150, season <= 12) six weighed and calibrated across the request's series, long ones the weighted five with conformal quantiles (pooled ones where the season is at most 12), long ones of several seasons the weighted four", () => {
+  test("without members, combination or intervals each series gets its profile: short ones (n <= 150, season <= 12) six weighed and calibrated across the request's series, long ones the weighted five with conformal quantiles (four, less seasonal-naive, with pooled ones where the season is at most 12), long ones of several seasons the weighted four", () => {
     expect(defaultProfile(task(trend(150), 8, 12))).toBe(SHORT_SERIES_PROFILE);
     expect(defaultProfile(task(trend(151), 8, 12))).toBe(LONG_LOW_FREQUENCY_PROFILE);
     expect(defaultProfile(task(trend(151), 8, 13))).toBe(LONG_SERIES_PROFILE);
@@ -275,7 +268,7 @@ describe('ensemble model', () => {
       combination: 'weighted',
       intervals: 'conformal',
     });
-    expect(LONG_LOW_FREQUENCY_PROFILE).toEqual({ ...LONG_SERIES_PROFILE, intervals: 'pooled' });
+    expect(LONG_LOW_FREQUENCY_PROFILE).toEqual({ members: ['aets', 'theta', 'mstl', 'svc-global'], combination: 'weighted', intervals: 'pooled' });
   });
 
   test('a batch mixing short and long series: each group forecast as if requested alone with its profile named', async () => {

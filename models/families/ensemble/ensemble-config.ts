@@ -10,7 +10,7 @@ import {
   SHORT_SERIES_MAX_LENGTH,
   SHORT_SERIES_MAX_SEASON,
   SHORT_SERIES_PROFILE,
-} from './ensemble.ts';
+} from './profiles.ts';
 import { MULTI_SEASONAL_PROFILE } from './multi-seasonal.ts';
 
 /** Models an ensemble may combine: those that need no exported weights. */
@@ -29,7 +29,7 @@ export const ensembleConfig = modelConfig(
       .meta({ uniqueItems: true })
       .optional()
       .meta({
-        description: `The models combined: statistical models and svc-global. Left out: ${SHORT_SERIES_PROFILE.members.join(', ')} for ${shortSeries}; ${MULTI_SEASONAL_PROFILE.members.join(', ')} for longer ones with more than one seasonal period that fits twice in the history (hourly data: the day and the week); ${LONG_SERIES_PROFILE.members.join(', ')} for the other longer or more seasonal ones.`,
+        description: `The models combined: statistical models and svc-global. Left out: ${SHORT_SERIES_PROFILE.members.join(', ')} for ${shortSeries}; ${MULTI_SEASONAL_PROFILE.members.join(', ')} for longer ones with more than one seasonal period that fits twice in the history (hourly data: the day and the week); ${LONG_LOW_FREQUENCY_PROFILE.members.join(', ')} for the other longer ones with a season of at most ${SHORT_SERIES_MAX_SEASON}; ${LONG_SERIES_PROFILE.members.join(', ')} for the other longer or more seasonal ones.`,
       }),
     combination: z
       .enum(COMBINATIONS)

@@ -12,9 +12,11 @@
  */
 import type { M4Series } from '../../../datasets/m4.ts';
 import { rng } from '../../../models/numerics/random.ts';
-import { combineGroup, profileGroups, runMembers, windowsToRun, type EnsembleProfile, type EnsembleRuns } from '../../../models/families/ensemble/ensemble.ts';
+import { combineGroup, profileGroups, runMembers, windowsToRun, type EnsembleRuns } from '../../../models/families/ensemble/ensemble.ts';
+import type { EnsembleProfile } from '../../../models/families/ensemble/profiles.ts';
 import type { ForecastOutput, ForecastTask } from '../../../models/contract/model-interface.ts';
 import { loadMember } from '../../../models/contract/model-registry.ts';
+import { BENCH_MODEL_SETTINGS } from './runs.ts';
 import { mean, score } from './scoring.ts';
 import { shortSetTimes, type ShortSet } from './short-sets.ts';
 
@@ -63,10 +65,9 @@ export async function endYearDraws(
   draws: number,
   seed = 1,
 ): Promise<EndDraws> {
-  const settings = { modelsDir: '', onnxThreads: 1 };
   const groups = await Promise.all(
     profileGroups(tasks, {}).map(async ({ profile, indices }) => {
-      const members = await Promise.all(profile.members.map(async (m) => ({ name: m, model: await loadMember(m, settings) })));
+      const members = await Promise.all(profile.members.map(async (m) => ({ name: m, model: await loadMember(m, BENCH_MODEL_SETTINGS) })));
       const runs = await runMembers(
         members,
         indices.map((i) => tasks[i]),

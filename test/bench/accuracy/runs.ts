@@ -1,10 +1,13 @@
 import type { M4Series } from '../../../datasets/m4.ts';
 import { conformalForecast } from '../../../models/numerics/conformal.ts';
-import type { ConformalSettings, ForecastOutput, ForecastTask, GlobalModel, LocalModel } from '../../../models/contract/model-interface.ts';
+import type { ConformalSettings, ForecastOutput, ForecastTask, GlobalModel, LocalModel, ModelSettings } from '../../../models/contract/model-interface.ts';
 import { peerLabel, type Peer, type PeerResults } from '../peer-reference.ts';
 import { fallbackScore, invalidOutput, QUANTILE_GRID, score, summarize, type SeriesScore, type Summary } from './scoring.ts';
 
 /** Running a model over an M4 set, one series at a time or (a global model) all at once, and the peers' results summed up alike. */
+
+/** How the benches load models: no model folder (the models that need no exported weights), one thread. */
+export const BENCH_MODEL_SETTINGS: ModelSettings = { modelsDir: '', onnxThreads: 1 };
 
 export type Loaded = { readonly model: LocalModel } | { readonly global: GlobalModel } | { readonly unavailable: string };
 
