@@ -157,6 +157,9 @@ describe("ensemble's pooled quantiles", () => {
     expect(await ranPerTask(spread.slice(1))).toEqual(spread.slice(1).map(() => 1));
     const onePeriod = Array.from({ length: MIN_POOLED_SERIES }, (_, i) => line(i, 0));
     expect(await ranPerTask(onePeriod)).toEqual(onePeriod.map(() => 1));
+    // Pooled weights read one period's last windows too.
+    const weighing = await runMembers(members, onePeriod, [], 5, 'earliest-and-last', true);
+    expect(weighing.runs[0].windows.map((w) => w.length)).toEqual(onePeriod.map(() => 2));
     // A large pool runs MAX_CALIBRATION_SERIES last windows, spread over it; every series gets its quantiles.
     const large = Array.from({ length: MAX_CALIBRATION_SERIES + 50 }, (_, i) => line(i, i % 12));
     const ran = await ranPerTask(large);
@@ -221,13 +224,24 @@ describe("ensemble's weights pooled across series", () => {
     });
   });
 
-  test('too few series, one series alone, or series of one period get equal weights, as `mean` does', async () => {
+  test('too few series or one series alone get equal weights, as `mean` does', async () => {
     const answer = async (tasks: ForecastTask[], combination: EnsembleSettings['combination']) => ensemble.forecastBatch(tasks, [], weighOptions(combination));
     const few = Array.from({ length: MIN_POOLED_SERIES - 1 }, (_, i) => line(i, i % 12));
     expect(await answer(few, 'pooled')).toEqual(await answer(few, 'mean'));
     expect(await answer([line(3, 0)], 'pooled')).toEqual(await answer([line(3, 0)], 'mean'));
+  });
+
+  test("series of one period weigh the members by their pool, and keep the members' own quantiles", async () => {
+    // Forty series, all but a third of them ending in the same year: too much one period's errors
+    // to size intervals, but every member met the same period, so their errors still rank them.
     const onePeriod = Array.from({ length: MIN_POOLED_SERIES + 10 }, (_, i) => line(i, i % 3 === 0 ? i % 12 : 0));
-    expect(await answer(onePeriod, 'pooled')).toEqual(await answer(onePeriod, 'mean'));
+    const weighed = await ensemble.forecastBatch(onePeriod, [], weighOptions('pooled', 'pooled'));
+    expect(weighed).toEqual(await ensemble.forecastBatch(onePeriod, [], weighOptions('pooled', 'members')));
+    onePeriod.forEach((task, i) => {
+      if (i % 3 === 0 && i % 12 !== 0) return; // ends earlier: knows fewer than MIN_POOLED_SERIES windows
+      const slope = 1 + i / 10;
+      for (let j = 0; j < HORIZON; j++) expect(weighed[i].mean[j]).toBeCloseTo(task.history[N - 1] - 1.5 * slope * AVERAGE_WEIGHT, 9);
+    });
   });
 
   test('pooled quantiles are calibrated on last windows combined with the pooled weights', async () => {

@@ -35,7 +35,7 @@ export const ensembleConfig = modelConfig(
       .enum(COMBINATIONS)
       .optional()
       .meta({
-        description: `\`weighted\`: each member weighted by the inverse of its squared mean absolute error in the validation windows of the series' own history; \`pooled\`: the same inverse, of its mean error over the last windows of the request's series of the same season and horizon that ended by the series' own last date, each divided by the naive scale of the window's recent history (equal weights where \`pooled\` intervals would keep the members' own: fewer than ${MIN_POOLED_SERIES} such series, or most of them ending their last window on the same date); \`mean\`: equal weights; \`median\`: the members' median at each step. Left out: \`${SHORT_SERIES_PROFILE.combination}\` for ${shortSeries}, \`${LONG_SERIES_PROFILE.combination}\` for the others.`,
+        description: `\`weighted\`: each member weighted by the inverse of its squared mean absolute error in the validation windows of the series' own history; \`pooled\`: the same inverse, of its mean error over the last windows of the request's series of the same season and horizon that ended by the series' own last date, each divided by the naive scale of the window's recent history (equal weights where fewer than ${MIN_POOLED_SERIES} such series have a last window; one period's windows weigh the members too, though they do not size intervals); \`mean\`: equal weights; \`median\`: the members' median at each step. Left out: \`${SHORT_SERIES_PROFILE.combination}\` for ${shortSeries}, \`${LONG_SERIES_PROFILE.combination}\` for the others.`,
       }),
     intervals: z
       .enum(ENSEMBLE_INTERVALS)

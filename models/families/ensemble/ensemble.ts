@@ -101,10 +101,12 @@ export async function runMembers(
   context: readonly ContextSeries[],
   windows: number,
   ran: WindowsRun = 'all',
+  weighsMembers = false,
 ): Promise<EnsembleRuns> {
   const cuts = tasks.map((t) => windowCuts(t.history.length, t.horizon, windows));
-  // The last window costs about a whole fit: run it only where a pool can use it.
-  const poolable = ran === 'earliest-and-last' ? mayPool(tasks, (i) => (cuts[i].length >= 2 ? cuts[i][cuts[i].length - 1] : null)) : [];
+  // The last window costs about a whole fit: run it only where a pool can use it (pooled weights
+  // can where quantiles cannot: one period's pools).
+  const poolable = ran === 'earliest-and-last' ? mayPool(tasks, (i) => (cuts[i].length >= 2 ? cuts[i][cuts[i].length - 1] : null), weighsMembers) : [];
   const run = cuts.map((c, i) => cutsToRun(c, ran, poolable[i] ?? false));
   const runs: MemberRun[] = [];
   // Fits carried from the earliest window where every window runs (weights, conformal quantiles);
@@ -273,9 +275,9 @@ export function combineGroup(tasks: readonly ForecastTask[], runs: EnsembleRuns,
     if (!(scale > 0)) return null;
     return { cut: last.cut, item: { j, scale, memberErrors: combination === 'pooled' ? scaledMemberErrors(task, last, scale) : [] } };
   });
-  const pooling = knownToEach(tasks, pools, (known): Pooling => {
+  const pooling = knownToEach(tasks, pools, (known, calibrates): Pooling => {
     const errors = combination === 'pooled' ? pooledMemberErrors(known.map((item) => item.memberErrors)) : null;
-    if (intervals !== 'pooled') return { errors, calibration: null };
+    if (intervals !== 'pooled' || !calibrates) return { errors, calibration: null };
     const windows = known.flatMap(({ j, scale }) => {
       const window = lastWindow(tasks[j], j, runs, combining, errors);
       return window === null ? [] : [{ task: tasks[j], window, scale }];
@@ -321,7 +323,7 @@ export function createEnsemble(load: MemberLoader): GlobalModel {
       for (const { profile, indices } of profileGroups(tasks, settings)) {
         const members = await Promise.all(profile.members.map(async (name) => ({ name, model: await load(name) })));
         const groupTasks = indices.map((i) => tasks[i]);
-        const runs = await runMembers(members, groupTasks, context, settings.windows, windowsToRun(profile));
+        const runs = await runMembers(members, groupTasks, context, settings.windows, windowsToRun(profile), profile.combination === 'pooled');
         combineGroup(groupTasks, runs, profile, profile.members).forEach((output, j) => (outputs[indices[j]] = output));
       }
       return outputs;

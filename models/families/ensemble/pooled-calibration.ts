@@ -104,18 +104,29 @@ export function poolsOf<T>(tasks: readonly ForecastTask[], window: (i: number) =
   return pools;
 }
 
-/** Whether windows starting at `starts` may calibrate: enough of them, of different periods. */
-const calibrates = (starts: readonly number[]) => starts.length >= MIN_POOLED_SERIES && !onePeriod(starts);
+/**
+ * Whether windows starting at `starts` may weigh the members: enough of them. One period's do too:
+ * every member meets that period's shock, so their errors still rank them
+ * (docs/decisions/094-one-periods-pools-weigh-the-members.md).
+ */
+const weighs = (starts: readonly number[]) => starts.length >= MIN_POOLED_SERIES;
+
+/** Whether windows starting at `starts` may calibrate quantiles: enough of them, of different periods. */
+const calibrates = (starts: readonly number[]) => weighs(starts) && !onePeriod(starts);
 
 /** Unknown times sort first and count as known to every task: a request without an index has no order in time. */
 const knownKey = (time: number) => (Number.isNaN(time) ? -Infinity : time);
 
 /**
  * What each task's pool gives it: `derive` over the pool's items known at the task's creation
- * time, or null where those items may not calibrate (too few, or one period's) or the task has no
- * pool. Tasks that know the same items share one derivation.
+ * time, told whether they may calibrate quantiles too (not one period's); null where they are too
+ * few to weigh or the task has no pool. Tasks that know the same items share one derivation.
  */
-export function knownToEach<T, R>(tasks: readonly ForecastTask[], pools: Map<string, Pool<T>>, derive: (items: T[]) => R): (i: number) => R | null {
+export function knownToEach<T, R>(
+  tasks: readonly ForecastTask[],
+  pools: Map<string, Pool<T>>,
+  derive: (items: T[], calibrates: boolean) => R,
+): (i: number) => R | null {
   const known = new Map<string, { order: number[]; times: number[]; derived: Map<number, R | null> }>();
   for (const [key, pool] of pools) {
     const order = pool.items.map((_, k) => k).sort((a, b) => knownKey(pool.knownAt[a]) - knownKey(pool.knownAt[b]));
@@ -130,7 +141,16 @@ export function knownToEach<T, R>(tasks: readonly ForecastTask[], pools: Map<str
     const count = Number.isNaN(time) ? sorted.order.length : countAtMost(sorted.times, time);
     if (!sorted.derived.has(count)) {
       const chosen = sorted.order.slice(0, count);
-      sorted.derived.set(count, calibrates(chosen.map((k) => pool.starts[k])) ? derive(chosen.map((k) => pool.items[k])) : null);
+      const starts = chosen.map((k) => pool.starts[k]);
+      sorted.derived.set(
+        count,
+        weighs(starts)
+          ? derive(
+              chosen.map((k) => pool.items[k]),
+              calibrates(starts),
+            )
+          : null,
+      );
     }
     return sorted.derived.get(count)!;
   };
@@ -167,19 +187,20 @@ export function poolCalibration(windows: readonly CalibratingWindow[]): PoolCali
 
 /**
  * Which tasks run their last window, before any is run: those whose pool could calibrate
- * (calibrates, over the tasks with a last window, `lastCut(i)`, null where none), at most
+ * (calibrates, over the tasks with a last window, `lastCut(i)`, null where none), or only weigh
+ * the members where `weighsMembers` (weighs: one period's pools too), at most
  * MAX_CALIBRATION_SERIES of each pool, evenly spread over it. The pool's other tasks get its
  * quantiles without paying for a window. The ensemble decides again for each task, from the
  * windows known at its creation time (knownToEach; a member may refuse, a scale be 0).
  */
-export function mayPool(tasks: readonly ForecastTask[], lastCut: (i: number) => number | null): boolean[] {
+export function mayPool(tasks: readonly ForecastTask[], lastCut: (i: number) => number | null, weighsMembers = false): boolean[] {
   const pools = poolsOf(tasks, (i) => {
     const cut = lastCut(i);
     return cut === null ? null : { cut, item: null };
   });
   const chosen = tasks.map(() => false);
   for (const pool of pools.values()) {
-    if (!calibrates(pool.starts)) continue;
+    if (!(weighsMembers ? weighs(pool.starts) : calibrates(pool.starts))) continue;
     const { indices } = pool;
     const take = Math.min(indices.length, MAX_CALIBRATION_SERIES);
     for (let k = 0; k < take; k++) chosen[indices[Math.floor((k * indices.length) / take)]] = true;

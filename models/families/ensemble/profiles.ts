@@ -53,12 +53,13 @@ export const LONG_LOW_FREQUENCY_PROFILE: EnsembleProfile = {
  * trend: on daily data it models the week) and svc-global. Windows inside a history of a few
  * dozen points train on a fraction of it, so weights learned there are noise more than signal
  * (the forecast combination puzzle), and the equal mean of these six forecast short series
- * better than the long profile. Where the request holds many series of different periods, their
- * last windows weigh the members for all of them (pooled-weights.ts); elsewhere the weights are
- * equal. Quantiles: pooled across those series likewise, else the members' own, averaged around
- * the mean (mixed where the series has no season)
+ * better than the long profile. Where the request holds many series, their last windows weigh
+ * the members for all of them (pooled-weights.ts; one period's too); elsewhere the weights are
+ * equal. Quantiles: pooled across those series where they are of different periods, else the
+ * members' own, averaged around the mean (mixed where the series has no season)
  * (docs/decisions/004-ensemble-profile-per-series.md, 005-ensemble-windows-and-quantiles.md,
- * 058-pooled-calibration-of-short-series.md, 089-ensemble-weights-pooled-across-series.md).
+ * 058-pooled-calibration-of-short-series.md, 089-ensemble-weights-pooled-across-series.md,
+ * 094-one-periods-pools-weigh-the-members.md).
  */
 export const SHORT_SERIES_PROFILE: EnsembleProfile = {
   members: ['aets', 'aarima', 'theta', 'ces', 'mstl', 'svc-global'],

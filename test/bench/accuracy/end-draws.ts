@@ -74,6 +74,7 @@ export async function endYearDraws(
         [],
         windows,
         windowsToRun(profile),
+        profile.combination === 'pooled',
       );
       return { profile, indices, runs };
     }),
