@@ -21,11 +21,11 @@ import {
   DEFAULT_WINDOWS,
   LONG_LOW_FREQUENCY_PROFILE,
   LONG_SERIES_PROFILE,
+  MULTI_SEASONAL_PROFILE,
   SHORT_SERIES_PROFILE,
   type EnsembleProfile,
 } from '../../models/families/ensemble/profiles.ts';
 import { COMBINATIONS, ENSEMBLE_INTERVALS } from '../../models/families/ensemble/combine.ts';
-import { MULTI_SEASONAL_PROFILE } from '../../models/families/ensemble/multi-seasonal.ts';
 import { ENSEMBLE_MEMBERS, loadMember } from '../../models/contract/model-registry.ts';
 import type { ForecastOutput, ForecastTask } from '../../models/contract/model-interface.ts';
 import type { MemberRun } from '../../models/families/ensemble/members.ts';
@@ -161,11 +161,14 @@ async function runSet(name: SetName, { members, windows, every, limit, peer, def
   const rows: Summary[] = [];
   const memberCpuMs: number[] = [];
   const loaded = await Promise.all(members.map(async (m) => ({ name: m, model: await loadMember(m, BENCH_MODEL_SETTINGS) })));
+  // Every window runs (as a weighted combination with conformal quantiles reads them), so that each
+  // combination of the table can be scored from one run of each member.
+  const everyWindow = { combination: 'weighted', intervals: 'conformal' } as const;
   const all: EnsembleRuns = { cuts: [], runs: [], ran: 'all' };
   for (const member of loaded) {
     process.stderr.write(`[${name}] ${member.name}: ${series.length} series x (1 + ${windows} windows)...\n`);
     const c0 = process.cpuUsage();
-    const { cuts, runs } = await runMembers([member], tasks, [], windows);
+    const { cuts, runs } = await runMembers([member], tasks, [], windows, everyWindow);
     const dc = process.cpuUsage(c0);
     memberCpuMs.push((dc.user + dc.system) / 1000);
     all.cuts.splice(0, all.cuts.length, ...cuts);

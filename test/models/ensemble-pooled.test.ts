@@ -151,14 +151,15 @@ describe("ensemble's pooled quantiles", () => {
 
   test('the last window, about a whole fit, runs only where a pool can use it', async () => {
     const members = [{ name: 'naive', model: await loadMember('naive', settings) }];
-    const ranPerTask = async (tasks: ForecastTask[]) => (await runMembers(members, tasks, [], 5, 'earliest-and-last')).runs[0].windows.map((w) => w.length);
+    const ranPerTask = async (tasks: ForecastTask[]) =>
+      (await runMembers(members, tasks, [], 5, { combination: 'mean', intervals: 'pooled' })).runs[0].windows.map((w) => w.length);
     const spread = Array.from({ length: MIN_POOLED_SERIES }, (_, i) => line(i, i % 12));
     expect(await ranPerTask(spread)).toEqual(spread.map(() => 2));
     expect(await ranPerTask(spread.slice(1))).toEqual(spread.slice(1).map(() => 1));
     const onePeriod = Array.from({ length: MIN_POOLED_SERIES }, (_, i) => line(i, 0));
     expect(await ranPerTask(onePeriod)).toEqual(onePeriod.map(() => 1));
     // Pooled weights read one period's last windows too.
-    const weighing = await runMembers(members, onePeriod, [], 5, 'earliest-and-last', true);
+    const weighing = await runMembers(members, onePeriod, [], 5, { combination: 'pooled', intervals: 'pooled' });
     expect(weighing.runs[0].windows.map((w) => w.length)).toEqual(onePeriod.map(() => 2));
     // A large pool runs MAX_CALIBRATION_SERIES last windows, spread over it; every series gets its quantiles.
     const large = Array.from({ length: MAX_CALIBRATION_SERIES + 50 }, (_, i) => line(i, i % 12));

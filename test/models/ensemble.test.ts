@@ -1,15 +1,23 @@
 import { describe, expect, test } from 'vitest';
 import { combineTask, createEnsemble, runMembers } from '../../models/families/ensemble/ensemble.ts';
-import { defaultProfile, LONG_LOW_FREQUENCY_PROFILE, LONG_SERIES_PROFILE, SHORT_SERIES_PROFILE } from '../../models/families/ensemble/profiles.ts';
+import {
+  defaultProfile,
+  LONG_LOW_FREQUENCY_PROFILE,
+  LONG_SERIES_PROFILE,
+  MULTI_SEASONAL_PROFILE,
+  SHORT_SERIES_PROFILE,
+} from '../../models/families/ensemble/profiles.ts';
 import { combine, memberWeights, windowErrors } from '../../models/families/ensemble/combine.ts';
 import { windowBatch, windowCuts, windowTask } from '../../models/families/ensemble/members.ts';
-import { MULTI_SEASONAL_PROFILE } from '../../models/families/ensemble/multi-seasonal.ts';
 import { loadMember } from '../../models/contract/model-registry.ts';
 import { loadRSeasonal } from '../../datasets/r-seasonal.ts';
 import type { AarimaFit } from '../../models/families/arima/aarima.ts';
 import { ModelInputError, type EnsembleSettings, type ForecastTask, type LocalModel } from '../../models/contract/model-interface.ts';
 
 const settings = { modelsDir: '/nonexistent', onnxThreads: 1 };
+/** Combinings that read every window (weights, conformal quantiles) and the earliest alone (an equal mean, the members' quantiles). */
+const EVERY_WINDOW = { combination: 'weighted', intervals: 'conformal' } as const;
+const EARLIEST_WINDOW = { combination: 'mean', intervals: 'members' } as const;
 const ensemble = createEnsemble((name) => loadMember(name, settings));
 const options = (
   members: string[],
@@ -135,8 +143,8 @@ describe('ensemble model', () => {
     ];
     const members = await Promise.all(['naive', 'seasonal-naive'].map(async (name) => ({ name, model: await loadMember(name, settings) })));
     const combining = { combination: 'mean', intervals: 'members' } as const;
-    const earliest = await runMembers(members, tasks, [], 5, 'earliest');
-    const all = await runMembers(members, tasks, [], 5);
+    const earliest = await runMembers(members, tasks, [], 5, EARLIEST_WINDOW);
+    const all = await runMembers(members, tasks, [], 5, EVERY_WINDOW);
     expect(earliest.runs[1].windows.map((w) => w.length)).toEqual([1, 1]);
     expect(all.runs[1].windows.map((w) => w.length)).toEqual([5, 5]);
     expect(earliest.runs[1].windows[0][0]).toBeNull();
@@ -155,7 +163,7 @@ describe('ensemble model', () => {
     const seriesTask = task(y, 4, 1);
     const theta = (await loadMember('theta', settings)) as LocalModel;
     const cuts = windowCuts(y.length, 4, 5);
-    const all = await runMembers([{ name: 'theta', model: theta }], [seriesTask], [], 5);
+    const all = await runMembers([{ name: 'theta', model: theta }], [seriesTask], [], 5, EVERY_WINDOW);
     const kept = theta.reuse!.fit(windowTask(seriesTask, cuts[0]));
     cuts.forEach((cut, w) => {
       const carried = theta.reuse!.forecast(kept, {
@@ -172,7 +180,7 @@ describe('ensemble model', () => {
       Array.from({ length: 30 }, (_, i) => task(y.subarray(0, 40 + i), 4, 1)),
       [],
       5,
-      'earliest-and-last',
+      { combination: 'mean', intervals: 'pooled' },
     );
     expect(pooled.runs[0].windows[20]).toEqual([theta.forecast(windowTask(seriesTask, 40)).mean, theta.forecast(windowTask(seriesTask, 56)).mean]);
   });
@@ -183,12 +191,12 @@ describe('ensemble model', () => {
     const seriesTask = task(y, 12, 12, [0.1, 0.9]);
     const [cut] = windowCuts(y.length, 12, 2);
     const windowWith = (maxRefits: number) => aarima.forecast({ ...windowTask(seriesTask, cut), options: { approximation: 'on', maxRefits } }).mean;
-    const { runs } = await runMembers([{ name: 'aarima', model: aarima }], [seriesTask], [], 2, 'earliest');
+    const { runs } = await runMembers([{ name: 'aarima', model: aarima }], [seriesTask], [], 2, EARLIEST_WINDOW);
     expect(runs[0].windows[0][0]).toEqual(windowWith(0));
     expect(windowWith(0)).not.toEqual(windowWith(1));
     expect(runs[0].full[0]).toEqual(aarima.forecast({ ...seriesTask, options: { approximation: 'on', maxRefits: 1 } }));
     // Where every window runs, the fit carried through them is the CSS one too.
-    const carried = await runMembers([{ name: 'aarima', model: aarima }], [seriesTask], [], 3);
+    const carried = await runMembers([{ name: 'aarima', model: aarima }], [seriesTask], [], 3, EVERY_WINDOW);
     const cuts = windowCuts(y.length, 12, 3);
     const kept = aarima.reuse!.fit({ ...windowTask(seriesTask, cuts[0]), options: { approximation: 'on', maxRefits: 0 } }) as AarimaFit;
     expect(kept.model.kind === 'arima' && kept.model.fit.method).toBe('CSS');
@@ -220,12 +228,12 @@ describe('ensemble model', () => {
       { name: 'naive', model: naive },
       { name: 'flaky', model: flaky },
     ];
-    const runs = await runMembers(members, [task(trend(20), 3, 1)], [], 5);
+    const runs = await runMembers(members, [task(trend(20), 3, 1)], [], 5, EVERY_WINDOW);
     expect(runs.runs[1].windows[0].map((w) => w === null)).toEqual([false, true, true, true, true]);
     const out = combineTask(task(trend(20), 3, 1), 0, runs, { combination: 'weighted', intervals: 'conformal' }, ['naive', 'flaky']);
     expect([...out.mean]).toEqual([...naive.forecast(task(trend(20), 3, 1)).mean]);
     const broken: LocalModel = { name: 'broken', forecast: (t) => ({ mean: new Float64Array(t.horizon).fill(NaN), quantiles: [] }) };
-    const alone = await runMembers([{ name: 'broken', model: broken }], [task(trend(20), 3, 1)], [], 5);
+    const alone = await runMembers([{ name: 'broken', model: broken }], [task(trend(20), 3, 1)], [], 5, EVERY_WINDOW);
     expect(alone.runs[0].full).toEqual([null]);
     expect(alone.runs[0].refusal).toMatch(/not finite/);
   });
@@ -243,7 +251,7 @@ describe('ensemble model', () => {
   });
 
   test('naive stays the last value inside an ensemble whose season is 4', async () => {
-    const runs = await runMembers([{ name: 'naive', model: await loadMember('naive', settings) }], [task(trend(20), 3, 4)], [], 2);
+    const runs = await runMembers([{ name: 'naive', model: await loadMember('naive', settings) }], [task(trend(20), 3, 4)], [], 2, EVERY_WINDOW);
     expect([...runs.runs[0].full[0]!.mean]).toEqual([19, 19, 19]);
     expect([...combineTask(task(trend(20), 3, 4), 0, runs, { combination: 'mean', intervals: 'conformal' }, ['naive']).mean]).toEqual([19, 19, 19]);
   });

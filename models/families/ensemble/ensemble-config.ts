@@ -7,11 +7,11 @@ import {
   DEFAULT_WINDOWS,
   LONG_LOW_FREQUENCY_PROFILE,
   LONG_SERIES_PROFILE,
+  MULTI_SEASONAL_PROFILE,
   SHORT_SERIES_MAX_LENGTH,
   SHORT_SERIES_MAX_SEASON,
   SHORT_SERIES_PROFILE,
 } from './profiles.ts';
-import { MULTI_SEASONAL_PROFILE } from './multi-seasonal.ts';
 
 /** Models an ensemble may combine: those that need no exported weights. */
 export const ENSEMBLE_MEMBERS = ['naive', 'seasonal-naive', 'seasonal-window-average', 'aets', 'aarima', 'theta', 'ces', 'mstl', 'svc-global'] as const;

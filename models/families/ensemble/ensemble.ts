@@ -94,19 +94,23 @@ function cutsToRun(cuts: number[], ran: WindowsRun, poolable: boolean): number[]
   return ran === 'earliest' || !poolable ? cuts.slice(0, 1) : [cuts[0], cuts[cuts.length - 1]];
 }
 
-/** Every member's forecasts of every task and the windows `ran` names: the part that costs, apart from the combination. */
+/**
+ * Every member's forecasts of every task and the windows that `combining` reads (windowsToRun):
+ * the part that costs, apart from the combination.
+ */
 export async function runMembers(
   members: readonly Member[],
   tasks: readonly ForecastTask[],
   context: readonly ContextSeries[],
   windows: number,
-  ran: WindowsRun = 'all',
-  weighsMembers = false,
+  combining: Combining,
 ): Promise<EnsembleRuns> {
+  const ran = windowsToRun(combining);
   const cuts = tasks.map((t) => windowCuts(t.history.length, t.horizon, windows));
   // The last window costs about a whole fit: run it only where a pool can use it (pooled weights
   // can where quantiles cannot: one period's pools).
-  const poolable = ran === 'earliest-and-last' ? mayPool(tasks, (i) => (cuts[i].length >= 2 ? cuts[i][cuts[i].length - 1] : null), weighsMembers) : [];
+  const lastCut = (i: number) => (cuts[i].length >= 2 ? cuts[i][cuts[i].length - 1] : null);
+  const poolable = ran === 'earliest-and-last' ? mayPool(tasks, lastCut, combining.combination === 'pooled') : [];
   const run = cuts.map((c, i) => cutsToRun(c, ran, poolable[i] ?? false));
   const runs: MemberRun[] = [];
   // Fits carried from the earliest window where every window runs (weights, conformal quantiles);
@@ -323,7 +327,7 @@ export function createEnsemble(load: MemberLoader): GlobalModel {
       for (const { profile, indices } of profileGroups(tasks, settings)) {
         const members = await Promise.all(profile.members.map(async (name) => ({ name, model: await load(name) })));
         const groupTasks = indices.map((i) => tasks[i]);
-        const runs = await runMembers(members, groupTasks, context, settings.windows, windowsToRun(profile), profile.combination === 'pooled');
+        const runs = await runMembers(members, groupTasks, context, settings.windows, profile);
         combineGroup(groupTasks, runs, profile, profile.members).forEach((output, j) => (outputs[indices[j]] = output));
       }
       return outputs;

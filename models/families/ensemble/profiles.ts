@@ -5,7 +5,7 @@
  * docs/decisions/004-ensemble-profile-per-series.md).
  */
 import type { Combination, EnsembleIntervals, ForecastTask } from '../../contract/model-interface.ts';
-import { MULTI_SEASONAL_PROFILE, multiSeasonal } from './multi-seasonal.ts';
+import { multiSeasonal } from './multi-seasonal.ts';
 
 /** The members, combination and quantiles a series gets when the request names none. */
 export interface EnsembleProfile {
@@ -25,10 +25,26 @@ export type Combining = Pick<EnsembleProfile, 'combination' | 'intervals'>;
  * search is slow on long series, and it keeps no fit, so it would search six times; ces made
  * neither set better. Conformal quantiles from the windows cover as they should there
  * (docs/decisions/004-ensemble-profile-per-series.md). Histories with several seasons (hourly
- * data) get MULTI_SEASONAL_PROFILE (multi-seasonal.ts).
+ * data) get MULTI_SEASONAL_PROFILE.
  */
 export const LONG_SERIES_PROFILE: EnsembleProfile = {
   members: ['aets', 'theta', 'mstl', 'svc-global', 'seasonal-naive'],
+  combination: 'weighted',
+  intervals: 'conformal',
+};
+
+/**
+ * Long histories with several seasons that mstl can use (multiSeasonal; hourly data: the day and
+ * the week): mstl, which models every one of them, svc-global, seasonal naive and the seasonal window average
+ * (the same hour of the week over the last weeks: the week's pattern without one week's noise;
+ * docs/decisions/081-seasonal-window-average-member.md), weighted by their window errors, with
+ * conformal quantiles, as the long profile. `aets` and `theta` model one season: there
+ * they forecast worse than mstl and the weighting gained nothing from them, and ETS's seasonal
+ * states are the costliest fit of the ensemble (BENCHMARKS.md, "ensemble on multi-seasonal
+ * series"; docs/decisions/079-ensemble-multi-seasonal-profile.md).
+ */
+export const MULTI_SEASONAL_PROFILE: EnsembleProfile = {
+  members: ['mstl', 'svc-global', 'seasonal-naive', 'seasonal-window-average'],
   combination: 'weighted',
   intervals: 'conformal',
 };

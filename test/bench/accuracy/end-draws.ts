@@ -12,7 +12,7 @@
  */
 import type { M4Series } from '../../../datasets/m4.ts';
 import { rng } from '../../../models/numerics/random.ts';
-import { combineGroup, profileGroups, runMembers, windowsToRun, type EnsembleRuns } from '../../../models/families/ensemble/ensemble.ts';
+import { combineGroup, profileGroups, runMembers, type EnsembleRuns } from '../../../models/families/ensemble/ensemble.ts';
 import type { EnsembleProfile } from '../../../models/families/ensemble/profiles.ts';
 import type { ForecastOutput, ForecastTask } from '../../../models/contract/model-interface.ts';
 import { loadMember } from '../../../models/contract/model-registry.ts';
@@ -73,8 +73,7 @@ export async function endYearDraws(
         indices.map((i) => tasks[i]),
         [],
         windows,
-        windowsToRun(profile),
-        profile.combination === 'pooled',
+        profile,
       );
       return { profile, indices, runs };
     }),
