@@ -8,7 +8,7 @@
  *
  *   npm run bench -- ensemble [--dataset hourly|weekly|all|weekly-yearly|...] [--members aets,theta,svc-global]
  *                             [--windows 5] [--every K] [--limit N] [--default-only]
- *                             [--no-statsforecast] [--peer-cache DIR] [--end-draws N] [--origins K]
+ *                             [--no-statsforecast] [--peer-cache DIR] [--end-draws N] [--origins K] [--one-period]
  *
  * Besides M4 Hourly and Weekly, the short yearly, quarterly, monthly and daily sets of
  * accuracy/short-sets.ts: where the ensemble's short-series profile was chosen. statsforecast's
@@ -49,7 +49,9 @@ const USAGE = `usage: npm run bench -- ensemble [options]
   --peer-cache DIR              keep statsforecast's forecasts in DIR and reuse them when the same series are run again
   --origins K                   on a set of short-sets.ts, a backtest: each series from its last K cuts, one horizon apart, in one request
   --end-draws N                 on a set built from M4 with staggered ends (${SHORT_SETS.filter(staggersEnds).join(', ')}), also score the default's
-                                quantiles over N seeded random assignments of the series' end years (accuracy/end-draws.ts)`;
+                                quantiles over N seeded random assignments of the series' end years (accuracy/end-draws.ts)
+  --one-period                  on such a set, every series ends on 2020-01-01: one period's panel, as a client sends undated
+                                series that it dates to end together`;
 
 /** statsforecast's models fitted beside ours; the cost target sums the first three (issue 40). */
 const PEER_METHODS = ['AutoETS', 'AutoTheta', 'AutoCES', 'AutoARIMA'] as const;
@@ -138,15 +140,17 @@ interface SetRun {
   readonly endDraws: number;
   /** Creation dates per series of a backtest, one horizon apart (origins.ts); 1: the set's own split alone. */
   readonly origins: number;
+  /** Every series of a set with staggered ends ends on the same date instead (shortSetTimes). */
+  readonly onePeriod: boolean;
 }
 
-async function runSet(name: SetName, { members, windows, every, limit, peer, defaultOnly, endDraws, origins }: SetRun): Promise<string> {
+async function runSet(name: SetName, { members, windows, every, limit, peer, defaultOnly, endDraws, origins, onePeriod }: SetRun): Promise<string> {
   let series: ShortSeries[] = (await (isM4(name) ? loadM4(name) : loadShortSet(name))).filter((_, i) => i % every === 0);
   if (limit !== undefined) series = series.slice(0, limit);
   const backtest = !isM4(name) && origins > 1 ? backtestSeries(name, series, origins) : null;
   if (backtest !== null) series = backtest;
   const timesOf = (t: ForecastTask, i: number) =>
-    backtest?.[i].times ?? (isM4(name) ? t.times : shortSetTimes(name, t.history.length, t.history.length + t.horizon, i, series[i].start));
+    backtest?.[i].times ?? (isM4(name) ? t.times : shortSetTimes(name, t.history.length, t.history.length + t.horizon, onePeriod ? 0 : i, series[i].start));
   const tasks: ForecastTask[] = globalTasks(series, {
     seasonLength: (s) => s.seasonLength,
     seasonLengths: (s) => (s.seasonLength === 24 ? [24, 168] : [s.seasonLength]),
@@ -266,7 +270,7 @@ async function runSet(name: SetName, { members, windows, every, limit, peer, def
   }
   const best = Math.min(...rows.slice(0, Math.max(1, loaded.length)).map((r) => r.mase));
   return [
-    `## ${isM4(name) ? `M4 ${name}` : name}, ${series.length} series (every ${every}), members ${defaultOnly ? '(the default only)' : members.join(', ')}, ${windows} windows`,
+    `## ${isM4(name) ? `M4 ${name}` : name}${onePeriod ? ' (one period: every series ends on 2020-01-01)' : ''}, ${series.length} series (every ${every}), members ${defaultOnly ? '(the default only)' : members.join(', ')}, ${windows} windows`,
     table(
       ['model', 'sMAPE %', 'MASE', 'vs best member', 'CRPS', 'scaled CRPS', 'cover 80%', "CPU ms/series (its members' fits)"],
       rows.map((r) => [
@@ -298,6 +302,7 @@ export async function run(argv: string[]): Promise<void> {
       'default-only': { type: 'boolean', default: false },
       'end-draws': { type: 'string', default: '0' },
       origins: { type: 'string', default: '1' },
+      'one-period': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
     USAGE,
@@ -327,6 +332,9 @@ export async function run(argv: string[]): Promise<void> {
   if (!(Number.isInteger(origins) && origins >= 1)) return fail('--origins needs a positive integer');
   if (origins > 1 && datasets.some((d) => isM4(d))) return fail('--origins needs a short set');
   if (origins > 1 && endDraws > 0) return fail('--origins and --end-draws score different requests: name one');
+  const onePeriod = values['one-period'];
+  if (onePeriod && datasets.some((d) => isM4(d) || !staggersEnds(d))) return fail(`--one-period needs one of ${SHORT_SETS.filter(staggersEnds).join(', ')}`);
+  if (onePeriod && (origins > 1 || endDraws > 0)) return fail('--one-period scores one request of the set: leave out --origins and --end-draws');
   console.log(`# Ensemble combinations, ${new Date().toISOString()}; quantile grid of ${QUANTILE_GRID.length} levels, conformal (unbiased rule)`);
   let peer: PeerSettings | null = null;
   if (!values['no-statsforecast']) {
@@ -336,6 +344,6 @@ export async function run(argv: string[]): Promise<void> {
   }
   for (const name of datasets)
     console.log(
-      `\n${await runSet(name, { members: values['default-only'] ? [] : members, windows, every, limit, peer, defaultOnly: values['default-only'], endDraws, origins })}`,
+      `\n${await runSet(name, { members: values['default-only'] ? [] : members, windows, every, limit, peer, defaultOnly: values['default-only'], endDraws, origins, onePeriod })}`,
     );
 }
