@@ -21,4 +21,8 @@ describe("the ensemble benchmark's options", () => {
     expect(await refused(['--dataset', 'weekly-yearly', '--one-period', '--end-draws', '3'])).toMatch(/leave out --origins and --end-draws/);
     expect(await refused(['--dataset', 'weekly-yearly', '--one-period', '--origins', '2'])).toMatch(/leave out --origins and --end-draws/);
   });
+
+  it('sends one series per request only where each series is one task', async () => {
+    expect(await refused(['--dataset', 'r-monthly', '--one-by-one', '--origins', '2'])).toMatch(/--one-by-one sends each series alone/);
+  });
 });

@@ -8,7 +8,7 @@
  *
  *   npm run bench -- ensemble [--dataset hourly|weekly|all|weekly-yearly|...] [--members aets,theta,svc-global]
  *                             [--windows 5] [--every K] [--limit N] [--default-only]
- *                             [--no-statsforecast] [--peer-cache DIR] [--end-draws N] [--origins K] [--one-period]
+ *                             [--no-statsforecast] [--peer-cache DIR] [--end-draws N] [--origins K] [--one-period] [--one-by-one]
  *
  * Besides M4 Hourly and Weekly, the short yearly, quarterly, monthly and daily sets of
  * accuracy/short-sets.ts: where the ensemble's short-series profile was chosen. statsforecast's
@@ -34,6 +34,7 @@ import { BENCH_MODEL_SETTINGS, globalTasks, summarizePeer } from './accuracy/run
 import { invalidOutput, mean, QUANTILE_GRID, score, summarize, type SeriesScore, type Summary } from './accuracy/scoring.ts';
 import { combineByProfile, endYearDraws } from './accuracy/end-draws.ts';
 import { backtestSeries, type OriginSeries } from './accuracy/origins.ts';
+import { oneByOneRows } from './accuracy/requests.ts';
 import { loadShortSet, SHORT_SETS, shortSetTimes, staggersEnds, type ShortSeries, type ShortSet } from './accuracy/short-sets.ts';
 import { benchOptions } from './options.ts';
 import { STATSFORECAST_PEER, runPeerReference } from './peer-reference.ts';
@@ -51,7 +52,9 @@ const USAGE = `usage: npm run bench -- ensemble [options]
   --end-draws N                 on a set built from M4 with staggered ends (${SHORT_SETS.filter(staggersEnds).join(', ')}), also score the default's
                                 quantiles over N seeded random assignments of the series' end years (accuracy/end-draws.ts)
   --one-period                  on such a set, every series ends on 2020-01-01: one period's panel, as a client sends undated
-                                series that it dates to end together`;
+                                series that it dates to end together
+  --one-by-one                  also the default with one series per request, and svc-global alone (its own quantiles) both ways
+                                (accuracy/requests.ts)`;
 
 /** statsforecast's models fitted beside ours; the cost target sums the first three (issue 40). */
 const PEER_METHODS = ['AutoETS', 'AutoTheta', 'AutoCES', 'AutoARIMA'] as const;
@@ -142,9 +145,11 @@ interface SetRun {
   readonly origins: number;
   /** Every series of a set with staggered ends ends on the same date instead (shortSetTimes). */
   readonly onePeriod: boolean;
+  /** Also score one series per request (requests.ts). */
+  readonly oneByOne: boolean;
 }
 
-async function runSet(name: SetName, { members, windows, every, limit, peer, defaultOnly, endDraws, origins, onePeriod }: SetRun): Promise<string> {
+async function runSet(name: SetName, { members, windows, every, limit, peer, defaultOnly, endDraws, origins, onePeriod, oneByOne }: SetRun): Promise<string> {
   let series: ShortSeries[] = (await (isM4(name) ? loadM4(name) : loadShortSet(name))).filter((_, i) => i % every === 0);
   if (limit !== undefined) series = series.slice(0, limit);
   const backtest = !isM4(name) && origins > 1 ? backtestSeries(name, series, origins) : null;
@@ -235,6 +240,7 @@ async function runSet(name: SetName, { members, windows, every, limit, peer, def
     rows.push(scoreAll(`default: each series its profile (${shortCount} short)`, series, outputs, NaN));
     rows.push(await runDefault());
   }
+  if (oneByOne) for (const { label, served } of await oneByOneRows(tasks, windows)) rows.push(scoreAll(label, series, served.outputs, served.cpuMs));
   const notes: string[] = [];
   if (peer) {
     process.stderr.write(`[${name}] statsforecast ${PEER_METHODS.join(', ')} on ${series.length} series in one process...\n`);
@@ -303,6 +309,7 @@ export async function run(argv: string[]): Promise<void> {
       'end-draws': { type: 'string', default: '0' },
       origins: { type: 'string', default: '1' },
       'one-period': { type: 'boolean', default: false },
+      'one-by-one': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
     USAGE,
@@ -335,6 +342,8 @@ export async function run(argv: string[]): Promise<void> {
   const onePeriod = values['one-period'];
   if (onePeriod && datasets.some((d) => isM4(d) || !staggersEnds(d))) return fail(`--one-period needs one of ${SHORT_SETS.filter(staggersEnds).join(', ')}`);
   if (onePeriod && (origins > 1 || endDraws > 0)) return fail('--one-period scores one request of the set: leave out --origins and --end-draws');
+  const oneByOne = values['one-by-one'];
+  if (oneByOne && (origins > 1 || endDraws > 0)) return fail('--one-by-one sends each series alone: leave out --origins and --end-draws');
   console.log(`# Ensemble combinations, ${new Date().toISOString()}; quantile grid of ${QUANTILE_GRID.length} levels, conformal (unbiased rule)`);
   let peer: PeerSettings | null = null;
   if (!values['no-statsforecast']) {
@@ -344,6 +353,6 @@ export async function run(argv: string[]): Promise<void> {
   }
   for (const name of datasets)
     console.log(
-      `\n${await runSet(name, { members: values['default-only'] ? [] : members, windows, every, limit, peer, defaultOnly: values['default-only'], endDraws, origins, onePeriod })}`,
+      `\n${await runSet(name, { members: values['default-only'] ? [] : members, windows, every, limit, peer, defaultOnly: values['default-only'], endDraws, origins, onePeriod, oneByOne })}`,
     );
 }

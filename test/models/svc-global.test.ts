@@ -3,7 +3,8 @@ import { binMatrix } from '../../models/families/svc-global/binning.ts';
 import { DEFAULT_PARAMS, fitGbdt } from '../../models/families/svc-global/gbdt.ts';
 import { rng } from '../../models/numerics/random.ts';
 import { predictRow } from '../../models/families/svc-global/trees.ts';
-import { createSvcGlobal, DEFAULT_OPTIONS, errorQuantiles, svcGlobal } from '../../models/families/svc-global/svc-global.ts';
+import { createSvcGlobal, DEFAULT_OPTIONS, errorQuantiles, MIN_SIGNED_CALIBRATION_SERIES, svcGlobal } from '../../models/families/svc-global/svc-global.ts';
+import { sortedQuantile } from '../../models/numerics/empirical-quantile.ts';
 import { groupByCutoff } from '../../models/families/svc-global/cutoff-groups.ts';
 import type { ForecastTask } from '../../models/contract/model-interface.ts';
 
@@ -222,11 +223,45 @@ describe('svc-global', () => {
     const [lo, hi] = errorQuantiles(errors, 40, [0.1, 0.9]);
     expect(hi[39]).toBeGreaterThan(5 * hi[0]);
     expect(lo[0]).toBeCloseTo(-hi[0], 12);
-    const few = errorQuantiles([Float64Array.of(1, 1, 1)], 3, [0.5]);
-    expect(few[0][3 - 1]).toBeCloseTo(Math.sqrt(3) * quantileOfScaled(), 12);
-    function quantileOfScaled() {
-      const v = [1 / 1, 1 / Math.SQRT2, 1 / Math.sqrt(3)].sort((a, b) => a - b);
-      return v[1];
+    // Ten paths, all erring upwards: pooled over the steps, signed, so the interval sits above the mean.
+    const upwards = (paths: number) => Array.from({ length: paths }, (_, i) => Float64Array.from({ length: 3 }, (_, j) => (1 + i / 10) * Math.sqrt(j + 1)));
+    const [signedLo, signedHi] = errorQuantiles(upwards(MIN_SIGNED_CALIBRATION_SERIES), 3, [0.1, 0.9]);
+    expect(signedLo[0]).toBeGreaterThan(0);
+    expect(signedHi[2]).toBeCloseTo(Math.sqrt(3) * sortedQuantile(Float64Array.from(upwards(10), (e) => e[0]).sort(), 0.9), 12);
+  });
+
+  test('fewer paths than MIN_SIGNED_CALIBRATION_SERIES: symmetric intervals from the sizes of their errors', () => {
+    const one = [Float64Array.of(1, 2, 0.5)];
+    const [lo, median, hi] = errorQuantiles(one, 3, [0.1, 0.5, 0.9]);
+    const sizes = Float64Array.of(1, 2 / Math.SQRT2, 0.5 / Math.sqrt(3)).sort();
+    for (let j = 0; j < 3; j++) {
+      expect(hi[j]).toBeCloseTo(Math.sqrt(j + 1) * sortedQuantile(sizes, 0.8), 12);
+      expect(lo[j]).toBeCloseTo(-hi[j], 12);
+      expect(median[j]).toBe(0);
+    }
+    // Nine paths all erring upwards still straddle the mean.
+    const nine = Array.from({ length: MIN_SIGNED_CALIBRATION_SERIES - 1 }, (_, i) => Float64Array.of(1 + i, 2 + i));
+    const [nineLo, nineHi] = errorQuantiles(nine, 2, [0.1, 0.9]);
+    expect(nineLo[1]).toBeLessThan(0);
+    expect(nineHi[1]).toBeCloseTo(-nineLo[1], 12);
+  });
+
+  test('one series alone: its intervals hold its mean at every step', async () => {
+    const y = Float64Array.from({ length: 40 }, (_, t) => 100 + 3 * t + 5 * Math.sin(t / 3));
+    const task: ForecastTask = {
+      history: y,
+      horizon: 8,
+      quantiles: [0.1, 0.5, 0.9],
+      seasonLength: 4,
+      seasonLengths: [4],
+      seriesIndex: 0,
+      times: Float64Array.from({ length: 48 }, (_, t) => Date.UTC(2000, 3 * t, 1)),
+    };
+    const [out] = await svcGlobal.forecastBatch([task], []);
+    for (let j = 0; j < 8; j++) {
+      expect(out.quantiles[0][j]).toBeLessThan(out.mean[j]);
+      expect(out.quantiles[1][j]).toBeCloseTo(out.mean[j], 9);
+      expect(out.quantiles[2][j]).toBeGreaterThan(out.mean[j]);
     }
   });
 });

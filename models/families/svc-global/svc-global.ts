@@ -87,20 +87,40 @@ function forecastRecursive(model: Booster, schema: Schema, items: { s: SeriesDat
 }
 
 /**
+ * Fewer held-out paths (series) than this calibrate symmetric intervals, from the errors' sizes
+ * alone. The steps of one path err mostly one way: a trend missed shifts them all. Their signs
+ * then say where a few series happened to err, not where the next forecast will; read as
+ * quantiles, they gave one series alone an interval beside its mean. An 80% interval's 10% tail
+ * is one path in ten (docs/decisions/095-svc-global-symmetric-intervals-from-few-series.md).
+ */
+export const MIN_SIGNED_CALIBRATION_SERIES = 10;
+
+/**
  * Per horizon step and level, the scaled error quantile. Errors of neighbouring steps are pooled
  * (a window growing with the horizon); with few errors, all steps are pooled after dividing by
- * sqrt(step) and scaled back, the growth of a random walk's spread.
+ * sqrt(step) and scaled back, the growth of a random walk's spread; with fewer paths than
+ * MIN_SIGNED_CALIBRATION_SERIES, their absolute values, symmetric around the mean.
  */
 export function errorQuantiles(errors: Float64Array[], horizon: number, levels: readonly number[]): Float64Array[] {
   const perStep = errors.length;
   const out = levels.map(() => new Float64Array(horizon));
   if (perStep === 0) return out;
+  const signed = perStep >= MIN_SIGNED_CALIBRATION_SERIES;
   const pooledAll = () => {
     const all = new Float64Array(perStep * horizon);
     let k = 0;
-    for (const e of errors) for (let j = 0; j < horizon; j++) all[k++] = e[j] / Math.sqrt(j + 1);
+    for (const e of errors) for (let j = 0; j < horizon; j++) all[k++] = (signed ? e[j] : Math.abs(e[j])) / Math.sqrt(j + 1);
     return all.sort();
   };
+  if (!signed) {
+    const sizes = pooledAll();
+    levels.forEach((q, l) => {
+      // The level's distance from the median is a share of the sizes: 0.9 and 0.1 both read their 80% quantile.
+      const half = sortedQuantile(sizes, Math.abs(2 * q - 1));
+      for (let j = 0; j < horizon; j++) out[l][j] = Math.sign(q - 0.5) * half * Math.sqrt(j + 1);
+    });
+    return out;
+  }
   if (perStep * 3 < 60) {
     const all = pooledAll();
     levels.forEach((q, l) => {
