@@ -35,13 +35,13 @@ export const LONG_SERIES_PROFILE: EnsembleProfile = {
 
 /**
  * Long histories with several seasons that mstl can use (multiSeasonal; hourly data: the day and
- * the week): mstl, which models every one of them, svc-global, seasonal naive and the seasonal window average
- * (the same hour of the week over the last weeks: the week's pattern without one week's noise;
- * docs/decisions/081-seasonal-window-average-member.md), weighted by their window errors, with
- * conformal quantiles, as the long profile. `aets` and `theta` model one season: there
- * they forecast worse than mstl and the weighting gained nothing from them, and ETS's seasonal
- * states are the costliest fit of the ensemble (BENCHMARKS.md, "ensemble on multi-seasonal
- * series"; docs/decisions/079-ensemble-multi-seasonal-profile.md).
+ * the week): mstl, which models every one of them, svc-global, seasonal naive and the seasonal
+ * window average (the same hour of the week over the last weeks: the week's pattern without one
+ * week's noise; docs/decisions/081-seasonal-window-average-member.md), weighted by their window
+ * errors, with conformal quantiles, as the long profile. `aets` and `theta` model one season:
+ * there they forecast worse than mstl and the weighting gained nothing from them, and ETS's
+ * seasonal states are the costliest fit of the ensemble (BENCHMARKS.md, "ensemble on
+ * multi-seasonal series"; docs/decisions/079-ensemble-multi-seasonal-profile.md).
  */
 export const MULTI_SEASONAL_PROFILE: EnsembleProfile = {
   members: ['mstl', 'svc-global', 'seasonal-naive', 'seasonal-window-average'],
