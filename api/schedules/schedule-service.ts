@@ -110,11 +110,29 @@ export class ScheduleService {
     return this.describe(record, secret);
   }
 
-  /** Starts a run now, beside any running one. */
+  /**
+   * When this process last triggered each schedule (ms, once its trigger returned). Temporal names
+   * a schedule's run by the second it starts, so a second trigger in the same second would collide
+   * with the first and start nothing: triggers of one schedule here take a second each.
+   */
+  private readonly lastTriggered = new Map<string, Promise<number>>();
+
+  /** Starts a run now, beside any running one; after a trigger of the same schedule, in the next second. */
   async trigger(id: string, principal: string): Promise<void> {
     const record = await this.record(id, principal);
     await this.ensure(record);
-    await this.handle(id).trigger(ScheduleOverlapPolicy.ALLOW_ALL);
+    const previous = this.lastTriggered.get(id) ?? Promise.resolve(-Infinity);
+    const triggered = previous.then(async (last) => {
+      const wait = Math.floor(last / 1000) * 1000 + 1000 - Date.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      await this.handle(id).trigger(ScheduleOverlapPolicy.ALLOW_ALL);
+      return Date.now();
+    });
+    this.lastTriggered.set(
+      id,
+      triggered.catch(() => -Infinity),
+    );
+    await triggered;
   }
 
   /** Removes the Temporal schedule and the record; runs already made and their jobs stay. */

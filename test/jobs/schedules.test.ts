@@ -165,6 +165,13 @@ describe('pause, trigger, overlap and delete', () => {
     expect((await get(`/v1-beta/forecast-jobs/${run.job_id}`)).json().status).toBe('completed');
   }, 90_000);
 
+  test('two triggers in a row make two runs (Temporal names a run by the second it starts)', async () => {
+    const id = (await create({ query: query('daily/*.parquet'), spec: { cron: '0 6 * * 1', time_zone: 'Europe/Berlin' }, paused: true })).json().schedule_id;
+    for (let k = 0; k < 2; k++)
+      expect((await app.inject({ method: 'POST', url: `/v1-beta/forecast-schedules/${id}/trigger`, headers: AUTH })).statusCode).toBe(202);
+    await until(async () => (await runs(id)).filter((r) => r.status === 'completed').length === 2, 60_000, 'two triggered runs');
+  }, 90_000);
+
   test('with overlap skip, a run that is still going makes the next ones skip', async () => {
     // No worker polls this queue, so the first run cannot finish: it is as slow as a run gets.
     const service = new ScheduleService(stack.jobService('schedules-idle', 1), testConfig().schedules);
