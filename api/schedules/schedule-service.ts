@@ -112,18 +112,19 @@ export class ScheduleService {
 
   /**
    * When this process last triggered each schedule (ms, once its trigger returned). Temporal names
-   * a schedule's run by the second it starts, so a second trigger in the same second would collide
-   * with the first and start nothing: triggers of one schedule here take a second each.
+   * a schedule's run by the second its scheduler takes the trigger, so a second trigger in the same
+   * second would collide with the first and start nothing. Triggers of one schedule here wait a
+   * whole second after the last one returned: the scheduler may take a trigger a moment after.
    */
   private readonly lastTriggered = new Map<string, Promise<number>>();
 
-  /** Starts a run now, beside any running one; after a trigger of the same schedule, in the next second. */
+  /** Starts a run now, beside any running one; a second after the last trigger of the same schedule. */
   async trigger(id: string, principal: string): Promise<void> {
     const record = await this.record(id, principal);
     await this.ensure(record);
     const previous = this.lastTriggered.get(id) ?? Promise.resolve(-Infinity);
     const triggered = previous.then(async (last) => {
-      const wait = Math.floor(last / 1000) * 1000 + 1000 - Date.now();
+      const wait = last + 1000 - Date.now();
       if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
       await this.handle(id).trigger(ScheduleOverlapPolicy.ALLOW_ALL);
       return Date.now();
