@@ -34,7 +34,7 @@ import { BENCH_MODEL_SETTINGS, globalTasks, summarizePeer } from './accuracy/run
 import { invalidOutput, mean, QUANTILE_GRID, score, summarize, type SeriesScore, type Summary } from './accuracy/scoring.ts';
 import { combineByProfile, endYearDraws } from './accuracy/end-draws.ts';
 import { backtestSeries, type OriginSeries } from './accuracy/origins.ts';
-import { oneByOneRows } from './accuracy/requests.ts';
+import { oneByOneRows, serve } from './accuracy/requests.ts';
 import { loadShortSet, SHORT_SETS, shortSetTimes, staggersEnds, type ShortSeries, type ShortSet } from './accuracy/short-sets.ts';
 import { benchOptions } from './options.ts';
 import { STATSFORECAST_PEER, runPeerReference } from './peer-reference.ts';
@@ -111,10 +111,8 @@ async function serviceDefault(
   // As the peers' script does (peers/statsforecast-accuracy.py): one fit on the same small series
   // before timing, so that one-off set-up (imports, compilation) is not counted as the set's time.
   await service.forecastBatch([WARM_UP_TASK], [], { options: { windows } });
-  const c0 = process.cpuUsage();
-  const served = await service.forecastBatch(tasks, [], { options: { windows } });
-  const dc = process.cpuUsage(c0);
-  return { summary: scoreAll(SERVICE_LABEL, series, served, (dc.user + dc.system) / 1000), outputs: served };
+  const { outputs, cpuMs } = await serve(service, tasks, { windows }, false);
+  return { summary: scoreAll(SERVICE_LABEL, series, outputs, cpuMs), outputs };
 }
 
 /** The default's 80% cover and scaled CRPS at each creation date of a backtest (origins.ts), oldest first. */

@@ -106,25 +106,16 @@ export function errorQuantiles(errors: Float64Array[], horizon: number, levels: 
   const out = levels.map(() => new Float64Array(horizon));
   if (perStep === 0) return out;
   const signed = perStep >= MIN_SIGNED_CALIBRATION_SERIES;
-  const pooledAll = () => {
+  if (!signed || perStep * 3 < 60) {
+    // All steps pooled, each divided by sqrt(step): signed errors, or their sizes with too few paths.
     const all = new Float64Array(perStep * horizon);
     let k = 0;
     for (const e of errors) for (let j = 0; j < horizon; j++) all[k++] = (signed ? e[j] : Math.abs(e[j])) / Math.sqrt(j + 1);
-    return all.sort();
-  };
-  if (!signed) {
-    const sizes = pooledAll();
+    all.sort();
     levels.forEach((q, l) => {
-      // The level's distance from the median is a share of the sizes: 0.9 and 0.1 both read their 80% quantile.
-      const half = sortedQuantile(sizes, Math.abs(2 * q - 1));
-      for (let j = 0; j < horizon; j++) out[l][j] = Math.sign(q - 0.5) * half * Math.sqrt(j + 1);
-    });
-    return out;
-  }
-  if (perStep * 3 < 60) {
-    const all = pooledAll();
-    levels.forEach((q, l) => {
-      for (let j = 0; j < horizon; j++) out[l][j] = sortedQuantile(all, q) * Math.sqrt(j + 1);
+      // From sizes, a level's distance from the median is a share of them: 0.9 and 0.1 both read their 80% quantile.
+      const unit = signed ? sortedQuantile(all, q) : Math.sign(q - 0.5) * sortedQuantile(all, Math.abs(2 * q - 1));
+      for (let j = 0; j < horizon; j++) out[l][j] = unit * Math.sqrt(j + 1);
     });
     return out;
   }

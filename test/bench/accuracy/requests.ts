@@ -17,8 +17,9 @@ export interface Served {
 /** `model`'s forecasts of `tasks`: all in one request, or each task in a request of its own (`perSeries`). */
 export async function serve(model: GlobalModel, tasks: readonly ForecastTask[], options: object | undefined, perSeries: boolean): Promise<Served> {
   const c0 = process.cpuUsage();
-  const outputs = perSeries ? [] : await model.forecastBatch(tasks, [], { options });
+  const outputs: ForecastOutput[] = [];
   if (perSeries) for (const task of tasks) outputs.push((await model.forecastBatch([task], [], { options }))[0]);
+  else outputs.push(...(await model.forecastBatch(tasks, [], { options })));
   const dc = process.cpuUsage(c0);
   return { outputs, cpuMs: (dc.user + dc.system) / 1000 };
 }
