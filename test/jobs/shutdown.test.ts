@@ -160,9 +160,15 @@ describe('with a shared Temporal', () => {
     const handle = env.client.workflow.getHandle(id);
     const STARTED = temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED;
     // A chunk A started well under a fit ago: the signal lands while it runs. A chunk seen late in
-    // its fit could finish before the shutdown reached it, leaving nothing to hand back.
+    // its fit could finish before the shutdown reached it, leaving nothing to hand back. Planning
+    // and the job's summary are activities too, but quick ones: seen on A, they could end before
+    // the signal and leave every chunk to B.
     const justStarted = (a: temporal.api.workflow.v1.IPendingActivityInfo) =>
-      a.lastWorkerIdentity === workerA.identity && a.state === STARTED && a.lastStartedTime && Date.now() - timestampMs(a.lastStartedTime) < 400;
+      a.activityType?.name === 'runChunk' &&
+      a.lastWorkerIdentity === workerA.identity &&
+      a.state === STARTED &&
+      a.lastStartedTime &&
+      Date.now() - timestampMs(a.lastStartedTime) < 400;
     await until(async () => (await handle.describe()).raw.pendingActivities?.some(justStarted), 60_000, 'worker A to start a chunk');
     const signalled = Date.now();
     workerA.child.kill('SIGTERM');
