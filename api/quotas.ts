@@ -67,12 +67,25 @@ export function concurrentJobsExceeded(limit: number): HttpError {
   );
 }
 
-/** 429 when so many submissions of one principal arrive at once that its jobs cannot be counted in time. */
-export function tooManySubmissionsAtOnce(): HttpError {
+/** 429 when so many submissions of one principal arrive at once that what they count (its jobs in progress, its schedules) cannot be counted in time. */
+export function tooManySubmissionsAtOnce(counted = 'its jobs in progress'): HttpError {
   return new HttpError(
     429,
     'too_many_submissions',
-    "too many job submissions of this API key's principal arrive at once to count its jobs in progress; retry shortly",
+    `too many submissions of this API key's principal arrive at once to count ${counted}; retry shortly`,
+    null,
+    {
+      retryAfterSeconds: 1,
+    },
+  );
+}
+
+/** 429 when so many triggers of one schedule arrive at once that they cannot each be started in a second of its own in time. */
+export function tooManyTriggersAtOnce(): HttpError {
+  return new HttpError(
+    429,
+    'too_many_submissions',
+    'too many triggers of this schedule arrive at once to start each in a second of its own; retry shortly',
     null,
     {
       retryAfterSeconds: 1,

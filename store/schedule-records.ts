@@ -1,6 +1,7 @@
 import { isJobId } from './layout.ts';
 import type { ObjectStore } from './object-store.ts';
 import type { AccuracyRow, MetricName } from './result-queries.ts';
+import { withStoreLock } from './store-lock.ts';
 
 /**
  * Scheduled backtests in the job store, where every API replica and worker reads them. Temporal
@@ -14,6 +15,8 @@ const recordKey = (id: string) => `${scheduleFolder(id)}/schedule.json`;
 const runsFolder = (id: string) => `${scheduleFolder(id)}/runs`;
 /** `schedules/<id>/runs/<job_id>.json`: one run, written when it starts and again when it ends. */
 const runKey = (id: string, jobId: string) => `${runsFolder(id)}/${jobId}.json`;
+/** `schedules/<id>/trigger-lock/lock.json`: held while one process triggers the schedule (store/store-lock.ts). */
+const triggerLockFolder = (id: string) => `${scheduleFolder(id)}/trigger-lock`;
 
 /** When runs happen, as the owner wrote it (Temporal's own form is derived from it). */
 export interface StoredScheduleSpec {
@@ -94,6 +97,14 @@ export class ScheduleRecords {
   /** Removes the schedule and its run records; the runs' jobs and results stay. */
   async remove(id: string): Promise<void> {
     await this.objects.removeAll(scheduleFolder(id));
+  }
+
+  /**
+   * Runs `work` holding the schedule's trigger lock, which every process sharing the store takes
+   * in turn; `StoreLockBusyError` when it stays busy.
+   */
+  triggering<T>(id: string, work: () => Promise<T>): Promise<T> {
+    return withStoreLock(this.objects, triggerLockFolder(id), "this schedule's triggers", work);
   }
 
   async writeRun(scheduleId: string, run: ScheduledRunRecord): Promise<void> {

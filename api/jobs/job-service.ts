@@ -6,7 +6,7 @@ import { countForecasts } from '../../engine/jobs/chunking.ts';
 import { validateForecast } from '../../engine/model-checks.ts';
 import type { ForecastRequest } from '../../engine/request-schema.ts';
 import { quantileLevels } from '../../engine/tasks.ts';
-import { ActiveJobsBusyError } from '../../store/active-jobs.ts';
+import { StoreLockBusyError } from '../../store/store-lock.ts';
 import type { JobStore } from '../../store/job-store.ts';
 import { jobKind, type JobKind, type JobMeta, type StoredBetaSources } from '../../store/layout.ts';
 import type { JobProgress } from '../../workflows/forecast-job.ts';
@@ -139,7 +139,7 @@ export class JobService {
         await active.add(principal, jobId);
       });
     } catch (err) {
-      if (err instanceof ActiveJobsBusyError) throw tooManySubmissionsAtOnce();
+      if (err instanceof StoreLockBusyError) throw tooManySubmissionsAtOnce();
       throw err;
     }
   }

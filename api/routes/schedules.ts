@@ -13,7 +13,7 @@ import { ScheduleService, type ScheduleInput } from '../schedules/schedule-servi
 import type { betaModelQuery } from '../schemas/query.ts';
 import { BetaModelQuery } from '../schemas/query.ts';
 import { IdempotencyHeader, submitErrors } from '../schemas/jobs.ts';
-import { BODY_ERRORS, ERRORS, JSON_BODY_MALFORMED, jsonResponse, problemResponse, dependencyErrors } from '../schemas/responses.ts';
+import { BODY_ERRORS, ERRORS, JSON_BODY_MALFORMED, jsonResponse, problemResponse, dependencyErrors, retryLaterResponse } from '../schemas/responses.ts';
 import {
   CreateScheduleBody,
   DeletedSchedule,
@@ -167,7 +167,7 @@ export function schedulePaths(query: ReturnType<typeof betaModelQuery>): ZodOpen
           ...dependencyErrors,
           ...submitErrors(JSON_BODY_MALFORMED),
           '429': problemResponse(
-            'The caller keeps as many schedules as its `schedules` quota allows (`quota_exceeded`), or the rate limit is exceeded (`rate_limited`).',
+            'The caller keeps as many schedules as its `schedules` quota allows (`quota_exceeded`), so many of its schedules arrive at once that they cannot be counted in time (`too_many_submissions`, with `Retry-After`), or the rate limit is exceeded (`rate_limited`).',
           ),
         },
       },
@@ -203,7 +203,14 @@ export function schedulePaths(query: ReturnType<typeof betaModelQuery>): ZodOpen
         operationId: 'triggerSchedule',
         summary: 'Start a run now, beside any run in progress.',
         requestParams: path,
-        responses: { '202': jsonResponse('The run was asked for.', TriggeredSchedule), ...scheduleErrors, ...ERRORS },
+        responses: {
+          '202': jsonResponse('The run was asked for.', TriggeredSchedule),
+          ...scheduleErrors,
+          ...ERRORS,
+          '429': retryLaterResponse(
+            "So many triggers of this schedule arrive at once that they cannot each start in a second of their own in time (`too_many_submissions`), the rate limit is exceeded (`rate_limited`), or too many failed authentications came from the client's address (`too_many_failed_authentications`); the `Retry-After` header gives the seconds to wait.",
+          ),
+        },
       },
     },
     [`${SCHEDULES}/{schedule_id}/runs`]: {

@@ -1,14 +1,16 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ScheduleNotFoundError, ScheduleOverlapPolicy, type ScheduleOptions, type ScheduleOptionsAction } from '@temporalio/client';
 import type { ScheduleConfig } from '../../config.ts';
 import { webhookRefusal } from '../../engine/beta/webhook-url.ts';
 import { parseDuration } from '../../engine/beta/duration.ts';
 import { parseTimestamp } from '../../engine/time-index.ts';
 import { alertCrossed, type ScheduleRecord, type StoredScheduleSpec } from '../../store/schedule-records.ts';
+import { StoreLockBusyError } from '../../store/store-lock.ts';
 import type { ScheduledRunArgs } from '../../workflows/scheduled-run.ts';
 import type { JobService } from '../jobs/job-service.ts';
 import { HttpError } from '../problem.ts';
-import { schedulesExceeded } from '../quotas.ts';
+import { schedulesExceeded, tooManySubmissionsAtOnce, tooManyTriggersAtOnce } from '../quotas.ts';
 import type { ScheduledRun, ScheduleResponse, ScheduleSpec } from '../schemas/schedules.ts';
 
 /**
@@ -19,6 +21,9 @@ import type { ScheduledRun, ScheduleResponse, ScheduleSpec } from '../schemas/sc
  */
 
 const WORKFLOW_TYPE = 'scheduledBetaRun';
+/** How long a trigger waits for the scheduler to take it before it lets the next one go (the scheduler takes one in milliseconds). */
+const TRIGGER_TAKEN_MS = 10_000;
+const TRIGGER_POLL_MS = 50;
 const toMs = (text: string) => parseTimestamp(text)!.time.toMillis();
 const fixedMs = (text: string) => {
   const d = parseDuration(text);
@@ -64,10 +69,15 @@ export class ScheduleService {
     const now = new Date().toISOString();
     const { webhook, secret } = withSecret(input.webhook);
     const record: ScheduleRecord = { schedule_id: id, principal, ...input, spec: storedSpec(input.spec), webhook, created_at: now, updated_at: now };
-    await this.jobs.store.activeJobs.locked(principal, async () => {
-      if (limit > 0 && (await this.store.list(principal)).length >= limit) throw schedulesExceeded(limit);
-      await this.store.create(record);
-    });
+    try {
+      await this.jobs.store.activeJobs.locked(principal, async () => {
+        if (limit > 0 && (await this.store.list(principal)).length >= limit) throw schedulesExceeded(limit);
+        await this.store.create(record);
+      });
+    } catch (err) {
+      if (err instanceof StoreLockBusyError) throw tooManySubmissionsAtOnce('its schedules');
+      throw err;
+    }
     try {
       await this.jobs.client.schedule.create(this.temporalOptions(record));
     } catch (err) {
@@ -111,29 +121,29 @@ export class ScheduleService {
   }
 
   /**
-   * When this process last triggered each schedule (ms, once its trigger returned). Temporal names
-   * a schedule's run by the second its scheduler takes the trigger, so a second trigger in the same
-   * second would collide with the first and start nothing. Triggers of one schedule here wait a
-   * whole second after the last one returned: the scheduler may take a trigger a moment after.
+   * Starts a run now, beside any running one. Temporal names a triggered run by the second its
+   * scheduler takes the trigger, and refuses, without a word to the caller, a run named as one
+   * still running: a second trigger within the same second would answer 202 and start nothing.
+   * So a schedule's triggers take its lock in the job store in turn, whichever replica gets them,
+   * and each holds it until the scheduler has taken it and a whole second more.
    */
-  private readonly lastTriggered = new Map<string, Promise<number>>();
-
-  /** Starts a run now, beside any running one; a second after the last trigger of the same schedule. */
   async trigger(id: string, principal: string): Promise<void> {
     const record = await this.record(id, principal);
     await this.ensure(record);
-    const previous = this.lastTriggered.get(id) ?? Promise.resolve(-Infinity);
-    const triggered = previous.then(async (last) => {
-      const wait = last + 1000 - Date.now();
-      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-      await this.handle(id).trigger(ScheduleOverlapPolicy.ALLOW_ALL);
-      return Date.now();
-    });
-    this.lastTriggered.set(
-      id,
-      triggered.catch(() => -Infinity),
-    );
-    await triggered;
+    const handle = this.handle(id);
+    try {
+      await this.store.triggering(id, async () => {
+        const before = (await handle.describe()).info.numActionsTaken;
+        await handle.trigger(ScheduleOverlapPolicy.ALLOW_ALL);
+        // Counting the actions, rather than comparing clocks, keeps replicas with skewed clocks apart.
+        const deadline = Date.now() + TRIGGER_TAKEN_MS;
+        while ((await handle.describe()).info.numActionsTaken <= before && Date.now() < deadline) await sleep(TRIGGER_POLL_MS);
+        await sleep(1_000);
+      });
+    } catch (err) {
+      if (err instanceof StoreLockBusyError) throw tooManyTriggersAtOnce();
+      throw err;
+    }
   }
 
   /** Removes the Temporal schedule and the record; runs already made and their jobs stay. */

@@ -172,6 +172,42 @@ describe('pause, trigger, overlap and delete', () => {
     await until(async () => (await runs(id)).filter((r) => r.status === 'completed').length === 2, 60_000, 'two triggered runs');
   }, 90_000);
 
+  test('triggers reaching two replicas at once make a run each: the replicas take turns through the job store', async () => {
+    const id = (await create({ query: query('daily/*.parquet'), spec: { cron: '0 6 * * 1' }, paused: true })).json().schedule_id;
+    // Another API replica: a service of its own on the same job store and Temporal.
+    const replica = new ScheduleService(stack.jobService('schedules', 2), testConfig().schedules);
+    const triggered = await Promise.all([
+      ...[0, 1].map(() => app.inject({ method: 'POST', url: `/v1-beta/forecast-schedules/${id}/trigger`, headers: AUTH }).then((r) => r.statusCode)),
+      ...[0, 1].map(() => replica.trigger(id, 'alice').then(() => 202)),
+    ]);
+    expect(triggered).toEqual([202, 202, 202, 202]);
+    const done = await until(async () => (await runs(id)).filter((r) => r.status === 'completed').length === 4 && runs(id), 90_000, 'four triggered runs');
+    expect(new Set((await done).map((r) => r.job_id)).size).toBe(4);
+  }, 120_000);
+
+  test('a trigger that cannot take its turn within 15 s is 429 too_many_submissions, and starts nothing', async () => {
+    const id = (await create({ query: query('daily/*.parquet'), spec: { cron: '0 6 * * 1' }, paused: true })).json().schedule_id;
+    const store = stack.jobService('schedules', 2).store.schedules;
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let taken = () => {};
+    const holding = new Promise<void>((resolve) => (taken = resolve));
+    // Another replica holds the schedule's trigger lock for longer than a trigger waits.
+    const holder = store.triggering(id, async () => {
+      taken();
+      await held;
+    });
+    await holding;
+    const refused = await app.inject({ method: 'POST', url: `/v1-beta/forecast-schedules/${id}/trigger`, headers: AUTH });
+    release();
+    await holder;
+    expect(refused.statusCode).toBe(429);
+    expect(refused.headers['retry-after']).toBe('1');
+    expect(refused.json()).toMatchObject({ status: 429, code: 'too_many_submissions' });
+    expect(await stack.env.client.schedule.getHandle(id).describe()).toMatchObject({ info: { numActionsTaken: 0 } });
+    expect(await runs(id)).toEqual([]);
+  }, 60_000);
+
   test('with overlap skip, a run that is still going makes the next ones skip', async () => {
     // No worker polls this queue, so the first run cannot finish: it is as slow as a run gets.
     const service = new ScheduleService(stack.jobService('schedules-idle', 1), testConfig().schedules);
