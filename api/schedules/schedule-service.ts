@@ -24,6 +24,8 @@ const WORKFLOW_TYPE = 'scheduledBetaRun';
 /** How long a trigger waits for the scheduler to take it before it lets the next one go (the scheduler takes one in milliseconds). */
 const TRIGGER_TAKEN_MS = 10_000;
 const TRIGGER_POLL_MS = 50;
+/** How far from a due run's time a trigger waits to be taken: its second, and as much again for the replicas' clocks. */
+const CLEAR_OF_DUE_RUN_MS = 2_000;
 const toMs = (text: string) => parseTimestamp(text)!.time.toMillis();
 const fixedMs = (text: string) => {
   const d = parseDuration(text);
@@ -122,10 +124,11 @@ export class ScheduleService {
 
   /**
    * Starts a run now, beside any running one. Temporal names a triggered run by the second its
-   * scheduler takes the trigger, and refuses, without a word to the caller, a run named as one
-   * still running: a second trigger within the same second would answer 202 and start nothing.
-   * So a schedule's triggers take its lock in the job store in turn, whichever replica gets them,
-   * and each holds it until the scheduler has taken it and a whole second more.
+   * scheduler takes the trigger, as it names a due run by its due second, and refuses, without a
+   * word to the caller, a run named as one it has started: a second trigger within the same
+   * second would answer 202 and start nothing. So a schedule's triggers take its lock in the job
+   * store in turn, whichever replica gets them; each keeps clear of a due run's second, and holds
+   * the lock until the scheduler has taken it and a whole second more.
    */
   async trigger(id: string, principal: string): Promise<void> {
     const record = await this.record(id, principal);
@@ -133,6 +136,11 @@ export class ScheduleService {
     const handle = this.handle(id);
     try {
       await this.store.triggering(id, async () => {
+        const { info, state } = await handle.describe();
+        const dueNear = [state.paused ? undefined : info.nextActionTimes[0], info.recentActions.at(-1)?.scheduledAt]
+          .map((time) => time?.getTime() ?? -Infinity)
+          .filter((time) => Math.abs(time - Date.now()) < CLEAR_OF_DUE_RUN_MS);
+        if (dueNear.length > 0) await sleep(Math.max(...dueNear) + CLEAR_OF_DUE_RUN_MS - Date.now());
         const before = (await handle.describe()).info.numActionsTaken;
         await handle.trigger(ScheduleOverlapPolicy.ALLOW_ALL);
         // Counting the actions, rather than comparing clocks, keeps replicas with skewed clocks apart.

@@ -185,6 +185,24 @@ describe('pause, trigger, overlap and delete', () => {
     expect(new Set((await done).map((r) => r.job_id)).size).toBe(4);
   }, 120_000);
 
+  test('a trigger at the second a run is due makes a run of its own, and the due run still starts', async () => {
+    const id = (await create({ query: query('daily/*.parquet'), spec: { interval: '10s' } })).json().schedule_id;
+    const due = Date.parse((await get(`/v1-beta/forecast-schedules/${id}`)).json().next_runs[0]);
+    await new Promise((r) => setTimeout(r, due - Date.now() + 100));
+    expect((await app.inject({ method: 'POST', url: `/v1-beta/forecast-schedules/${id}/trigger`, headers: AUTH })).statusCode).toBe(202);
+    await app.inject({ method: 'PATCH', url: `/v1-beta/forecast-schedules/${id}`, headers: AUTH, payload: { paused: true } });
+    const done = await until(
+      async () => (await runs(id)).filter((r) => r.status === 'completed').length >= 2 && runs(id),
+      60_000,
+      'the due run and the triggered one',
+    );
+    const times = (await done).map((r) => Date.parse(r.scheduled_at)).sort();
+    expect(times[0]).toBe(due);
+    // The triggered run, named by a later second than the due one's; the next due run would be 10 s on.
+    expect(times[1]).toBeGreaterThanOrEqual(due + 1000);
+    expect(times[1]).toBeLessThan(due + 5000);
+  }, 90_000);
+
   test('a trigger that cannot take its turn within 15 s is 429 too_many_submissions, and starts nothing', async () => {
     const id = (await create({ query: query('daily/*.parquet'), spec: { cron: '0 6 * * 1' }, paused: true })).json().schedule_id;
     const store = stack.jobService('schedules', 2).store.schedules;
