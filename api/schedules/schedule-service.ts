@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ScheduleNotFoundError, ScheduleOverlapPolicy, type ScheduleOptions, type ScheduleOptionsAction } from '@temporalio/client';
+import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy, type ScheduleOptions, type ScheduleOptionsAction } from '@temporalio/client';
 import type { ScheduleConfig } from '../../config.ts';
 import { webhookRefusal } from '../../engine/beta/webhook-url.ts';
 import { parseDuration } from '../../engine/beta/duration.ts';
@@ -83,8 +83,11 @@ export class ScheduleService {
     try {
       await this.jobs.client.schedule.create(this.temporalOptions(record));
     } catch (err) {
-      await this.store.remove(id).catch(() => undefined);
-      throw temporalRefusal(err);
+      // Another replica that read the new record (listing the principal's schedules) made it first.
+      if (!(err instanceof ScheduleAlreadyRunning)) {
+        await this.store.remove(id).catch(() => undefined);
+        throw temporalRefusal(err);
+      }
     }
     return this.describe(record, secret);
   }
@@ -192,13 +195,18 @@ export class ScheduleService {
     );
   }
 
-  /** Temporal's schedule of a record, made again when Temporal no longer has it. */
+  /**
+   * Temporal's schedule of a record, made again when Temporal no longer has it. Another replica
+   * reading the same record may make it first: then it is there to read.
+   */
   private async ensure(record: ScheduleRecord) {
     try {
       return await this.handle(record.schedule_id).describe();
     } catch (err) {
       if (!(err instanceof ScheduleNotFoundError)) throw err;
-      await this.jobs.client.schedule.create(this.temporalOptions(record));
+      await this.jobs.client.schedule.create(this.temporalOptions(record)).catch((error: unknown) => {
+        if (!(error instanceof ScheduleAlreadyRunning)) throw error;
+      });
       return this.handle(record.schedule_id).describe();
     }
   }

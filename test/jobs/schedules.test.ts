@@ -7,10 +7,10 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ScheduleService } from '../../api/schedules/schedule-service.ts';
-import { loadConfig } from '../../config.ts';
-import { AUTH, testConfig, testServer } from '../api/helpers.ts';
-import { tempDir, writeParquet } from '../beta/helpers.ts';
-import { startJobsStack, until, type JobsStack } from './temporal-env.ts';
+import { AUTH, testConfig } from '../api/helpers.ts';
+import { writeParquet } from '../beta/helpers.ts';
+import { query, serviceInput, sales, scheduleCalls, startScheduleStack } from './schedule-helpers.ts';
+import { until, type JobsStack } from './temporal-env.ts';
 
 /**
  * Scheduled backtests on a real Temporal dev server: schedules made, read, changed, triggered,
@@ -19,7 +19,6 @@ import { startJobsStack, until, type JobsStack } from './temporal-env.ts';
  */
 
 const BOB = { authorization: 'Bearer test-key-bob' };
-const root = tempDir('schedules-root-');
 const received: { headers: http.IncomingHttpHeaders; body: string }[] = [];
 let failNext = 0;
 const receiver = http.createServer((req, res) => {
@@ -33,48 +32,19 @@ const receiver = http.createServer((req, res) => {
 });
 let stack: JobsStack;
 let app: FastifyInstance;
+let root: string;
 let hook: string;
-
-/** Daily sales of two stores from 2024-01-01, `days` of them. */
-const sales = (days: number) => `
-  SELECT TIMESTAMP '2024-01-01' + INTERVAL (d) DAY AS ts, store, (d + 1) * 2.0 + (CASE WHEN store = 'b' THEN 50 ELSE 0 END) AS sales
-  FROM range(${days}) r(d), (VALUES ('a'), ('b')) s(store)`;
-
-const query = (source: string, extra: Record<string, unknown> = {}) => ({
-  input: { source, columns: { ts: { kind: 'time', frequency: '1d' }, store: 'identifier', sales: { kind: 'target', aggregate: 'sum' } } },
-  prediction_length: '2d',
-  quantiles: [0.1, 0.9],
-  cutoff: [{ every: '1d', last: 2 }],
-  ...extra,
-});
-
-function create(body: Record<string, unknown>, headers: Record<string, string> = AUTH, model = 'naive') {
-  return app.inject({ method: 'POST', url: `/v1-beta/forecast-schedules?model=${model}`, headers, payload: body });
-}
-
-const get = (url: string, headers = AUTH) => app.inject({ method: 'GET', url, headers });
-
-async function runs(id: string) {
-  return (await get(`/v1-beta/forecast-schedules/${id}/runs`)).json().runs as {
-    job_id: string;
-    status: string;
-    scheduled_at: string;
-    started_at: string;
-    error: unknown;
-    metrics: unknown[];
-  }[];
-}
+const { create, get, runs } = scheduleCalls(() => app);
 
 beforeAll(async () => {
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   const port = (receiver.address() as { port: number }).port;
   hook = `http://127.0.0.1:${port}/hook`;
-  const env = loadConfig({ SCHEDULE_WEBHOOK_HOSTS: `127.0.0.1:${port}`, QUOTA_OVERRIDES: JSON.stringify({ bob: { schedules: 1 } }) });
-  const config = testConfig({ beta: { ...loadConfig().beta, dataRoot: root }, schedules: env.schedules, quotas: env.quotas });
-  stack = await startJobsStack(config, 'schedules', 2);
+  ({ stack, root } = await startScheduleStack('schedules', {
+    SCHEDULE_WEBHOOK_HOSTS: `127.0.0.1:${port}`,
+    QUOTA_OVERRIDES: JSON.stringify({ bob: { schedules: 1 } }),
+  }));
   app = stack.app;
-  fs.mkdirSync(path.join(root, 'daily'));
-  await writeParquet(path.join(root, 'daily', 'part-1.parquet'), sales(10));
 }, 120_000);
 
 afterAll(async () => {
@@ -165,80 +135,10 @@ describe('pause, trigger, overlap and delete', () => {
     expect((await get(`/v1-beta/forecast-jobs/${run.job_id}`)).json().status).toBe('completed');
   }, 90_000);
 
-  test('two triggers in a row make two runs (Temporal names a run by the second it starts)', async () => {
-    const id = (await create({ query: query('daily/*.parquet'), spec: { cron: '0 6 * * 1', time_zone: 'Europe/Berlin' }, paused: true })).json().schedule_id;
-    for (let k = 0; k < 2; k++)
-      expect((await app.inject({ method: 'POST', url: `/v1-beta/forecast-schedules/${id}/trigger`, headers: AUTH })).statusCode).toBe(202);
-    await until(async () => (await runs(id)).filter((r) => r.status === 'completed').length === 2, 60_000, 'two triggered runs');
-  }, 90_000);
-
-  test('triggers reaching two replicas at once make a run each: the replicas take turns through the job store', async () => {
-    const id = (await create({ query: query('daily/*.parquet'), spec: { cron: '0 6 * * 1' }, paused: true })).json().schedule_id;
-    // Another API replica: a service of its own on the same job store and Temporal.
-    const replica = new ScheduleService(stack.jobService('schedules', 2), testConfig().schedules);
-    const triggered = await Promise.all([
-      ...[0, 1].map(() => app.inject({ method: 'POST', url: `/v1-beta/forecast-schedules/${id}/trigger`, headers: AUTH }).then((r) => r.statusCode)),
-      ...[0, 1].map(() => replica.trigger(id, 'alice').then(() => 202)),
-    ]);
-    expect(triggered).toEqual([202, 202, 202, 202]);
-    const done = await until(async () => (await runs(id)).filter((r) => r.status === 'completed').length === 4 && runs(id), 90_000, 'four triggered runs');
-    expect(new Set((await done).map((r) => r.job_id)).size).toBe(4);
-  }, 120_000);
-
-  test('a trigger at the second a run is due makes a run of its own, and the due run still starts', async () => {
-    const id = (await create({ query: query('daily/*.parquet'), spec: { interval: '10s' } })).json().schedule_id;
-    const due = Date.parse((await get(`/v1-beta/forecast-schedules/${id}`)).json().next_runs[0]);
-    await new Promise((r) => setTimeout(r, due - Date.now() + 100));
-    expect((await app.inject({ method: 'POST', url: `/v1-beta/forecast-schedules/${id}/trigger`, headers: AUTH })).statusCode).toBe(202);
-    await app.inject({ method: 'PATCH', url: `/v1-beta/forecast-schedules/${id}`, headers: AUTH, payload: { paused: true } });
-    const done = await until(
-      async () => (await runs(id)).filter((r) => r.status === 'completed').length >= 2 && runs(id),
-      60_000,
-      'the due run and the triggered one',
-    );
-    const times = (await done).map((r) => Date.parse(r.scheduled_at)).sort();
-    expect(times[0]).toBe(due);
-    // The triggered run, named by a later second than the due one's; the next due run would be 10 s on.
-    expect(times[1]).toBeGreaterThanOrEqual(due + 1000);
-    expect(times[1]).toBeLessThan(due + 5000);
-  }, 90_000);
-
-  test('a trigger that cannot take its turn within 15 s is 429 too_many_submissions, and starts nothing', async () => {
-    const id = (await create({ query: query('daily/*.parquet'), spec: { cron: '0 6 * * 1' }, paused: true })).json().schedule_id;
-    const store = stack.jobService('schedules', 2).store.schedules;
-    let release = () => {};
-    const held = new Promise<void>((resolve) => (release = resolve));
-    let taken = () => {};
-    const holding = new Promise<void>((resolve) => (taken = resolve));
-    // Another replica holds the schedule's trigger lock for longer than a trigger waits.
-    const holder = store.triggering(id, async () => {
-      taken();
-      await held;
-    });
-    await holding;
-    const refused = await app.inject({ method: 'POST', url: `/v1-beta/forecast-schedules/${id}/trigger`, headers: AUTH });
-    release();
-    await holder;
-    expect(refused.statusCode).toBe(429);
-    expect(refused.headers['retry-after']).toBe('1');
-    expect(refused.json()).toMatchObject({ status: 429, code: 'too_many_submissions' });
-    expect(await stack.env.client.schedule.getHandle(id).describe()).toMatchObject({ info: { numActionsTaken: 0 } });
-    expect(await runs(id)).toEqual([]);
-  }, 60_000);
-
   test('with overlap skip, a run that is still going makes the next ones skip', async () => {
     // No worker polls this queue, so the first run cannot finish: it is as slow as a run gets.
     const service = new ScheduleService(stack.jobService('schedules-idle', 1), testConfig().schedules);
-    const input = {
-      model: 'naive',
-      query: query('daily/*.parquet'),
-      spec: { interval: '1s', time_zone: 'UTC' },
-      overlap: 'skip',
-      catch_up_window: '1d',
-      paused: false,
-      webhook: null,
-      alert: null,
-    };
+    const input = serviceInput('1s');
     const schedule = await service.create('alice', input, 0);
     await new Promise((r) => setTimeout(r, 4_500));
     const described = await stack.env.client.schedule.getHandle(schedule.schedule_id).describe();
@@ -397,16 +297,5 @@ describe('the rules', () => {
     const over = await create(body, BOB);
     expect(over.statusCode).toBe(429);
     expect(over.json()).toMatchObject({ code: 'quota_exceeded', limit: { name: 'schedules', value: 1 } });
-  });
-
-  test('a restarted API still has every schedule, and one Temporal lost is made again from its record', async () => {
-    const id = (await create({ query: query('daily/*.parquet'), spec: { interval: '1h' } })).json().schedule_id;
-    const restarted = await testServer(testConfig(), undefined, stack.jobService('schedules', 2), stack.engine);
-    await stack.env.client.schedule.getHandle(id).delete();
-    const res = await restarted.inject({ method: 'GET', url: `/v1-beta/forecast-schedules/${id}`, headers: AUTH });
-    expect(res.statusCode).toBe(200);
-    expect(res.json().next_runs.length).toBeGreaterThan(0);
-    expect((await stack.env.client.schedule.getHandle(id).describe()).scheduleId).toBe(id);
-    await restarted.close();
   });
 });
