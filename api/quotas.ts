@@ -80,17 +80,11 @@ export function tooManySubmissionsAtOnce(counted = 'its jobs in progress'): Http
   );
 }
 
-/** 429 when so many triggers of one schedule arrive at once that they cannot each be started in a second of its own in time. */
-export function tooManyTriggersAtOnce(): HttpError {
-  return new HttpError(
-    429,
-    'too_many_submissions',
-    'too many triggers of this schedule arrive at once to start each in a second of its own; retry shortly',
-    null,
-    {
-      retryAfterSeconds: 1,
-    },
-  );
+/** 429 when so many changes and triggers of one schedule arrive at once that they cannot take their turns in time. */
+export function scheduleBusy(): HttpError {
+  return new HttpError(429, 'too_many_submissions', 'too many changes and triggers of this schedule arrive at once to take their turns; retry shortly', null, {
+    retryAfterSeconds: 1,
+  });
 }
 
 /** 413 for a body or an upload larger than the principal may send (`bytes` when known). */

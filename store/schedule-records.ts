@@ -15,8 +15,8 @@ const recordKey = (id: string) => `${scheduleFolder(id)}/schedule.json`;
 const runsFolder = (id: string) => `${scheduleFolder(id)}/runs`;
 /** `schedules/<id>/runs/<job_id>.json`: one run, written when it starts and again when it ends. */
 const runKey = (id: string, jobId: string) => `${runsFolder(id)}/${jobId}.json`;
-/** `schedules/<id>/trigger-lock/lock.json`: held while one process triggers the schedule (store/store-lock.ts). */
-const triggerLockFolder = (id: string) => `${scheduleFolder(id)}/trigger-lock`;
+/** `schedules/<id>/lock/lock.json`: held while one process changes, triggers or removes the schedule (store/store-lock.ts). */
+const lockFolder = (id: string) => `${scheduleFolder(id)}/lock`;
 
 /** When runs happen, as the owner wrote it (Temporal's own form is derived from it). */
 export interface StoredScheduleSpec {
@@ -100,11 +100,11 @@ export class ScheduleRecords {
   }
 
   /**
-   * Runs `work` holding the schedule's trigger lock, which every process sharing the store takes
-   * in turn; `StoreLockBusyError` when it stays busy.
+   * Runs `work` holding the schedule's lock, which every process sharing the store takes in turn;
+   * `StoreLockBusyError` when it stays busy.
    */
-  triggering<T>(id: string, work: () => Promise<T>): Promise<T> {
-    return withStoreLock(this.objects, triggerLockFolder(id), "this schedule's triggers", work);
+  locked<T>(id: string, work: () => Promise<T>): Promise<T> {
+    return withStoreLock(this.objects, lockFolder(id), 'this schedule', work);
   }
 
   async writeRun(scheduleId: string, run: ScheduledRunRecord): Promise<void> {

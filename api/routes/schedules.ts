@@ -144,6 +144,13 @@ export function scheduleRoutes(app: FastifyInstance, opts: ScheduleRouteOptions)
   });
 }
 
+/** What a change, trigger or deletion of one schedule may also answer: they take turns on every replica. */
+const scheduleBusyError = {
+  '429': retryLaterResponse(
+    "So many changes and triggers of this schedule arrive at once that they cannot take their turns in time (`too_many_submissions`), the rate limit is exceeded (`rate_limited`), or too many failed authentications came from the client's address (`too_many_failed_authentications`); the `Retry-After` header gives the seconds to wait.",
+  ),
+};
+
 const scheduleErrors = {
   '403': problemResponse('The schedule belongs to another principal (`forbidden`).'),
   '404': problemResponse('No such schedule (`not_found`).'),
@@ -189,13 +196,13 @@ export function schedulePaths(query: ReturnType<typeof betaModelQuery>): ZodOpen
         summary: 'Change the spec, the query, the model, the policies, the webhook or the alert; pause or resume with `paused`.',
         requestParams: path,
         requestBody: { required: true, content: { 'application/json': { schema: PatchScheduleBody } } },
-        responses: { '200': jsonResponse('The schedule as changed.', ScheduleResponse), ...BODY_ERRORS, ...scheduleErrors, ...ERRORS },
+        responses: { '200': jsonResponse('The schedule as changed.', ScheduleResponse), ...BODY_ERRORS, ...scheduleErrors, ...ERRORS, ...scheduleBusyError },
       },
       delete: {
         operationId: 'deleteSchedule',
         summary: 'Delete the schedule. Runs already made, their jobs and their results stay.',
         requestParams: path,
-        responses: { '200': jsonResponse('Deleted.', DeletedSchedule), ...scheduleErrors, ...ERRORS },
+        responses: { '200': jsonResponse('Deleted.', DeletedSchedule), ...scheduleErrors, ...ERRORS, ...scheduleBusyError },
       },
     },
     [`${SCHEDULES}/{schedule_id}/trigger`]: {
@@ -207,9 +214,7 @@ export function schedulePaths(query: ReturnType<typeof betaModelQuery>): ZodOpen
           '202': jsonResponse('The run was asked for.', TriggeredSchedule),
           ...scheduleErrors,
           ...ERRORS,
-          '429': retryLaterResponse(
-            "So many triggers of this schedule arrive at once that they cannot each start in a second of their own in time (`too_many_submissions`), the rate limit is exceeded (`rate_limited`), or too many failed authentications came from the client's address (`too_many_failed_authentications`); the `Retry-After` header gives the seconds to wait.",
-          ),
+          ...scheduleBusyError,
         },
       },
     },

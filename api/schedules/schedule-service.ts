@@ -10,7 +10,7 @@ import { StoreLockBusyError } from '../../store/store-lock.ts';
 import type { ScheduledRunArgs } from '../../workflows/scheduled-run.ts';
 import type { JobService } from '../jobs/job-service.ts';
 import { HttpError } from '../problem.ts';
-import { schedulesExceeded, tooManySubmissionsAtOnce, tooManyTriggersAtOnce } from '../quotas.ts';
+import { scheduleBusy, schedulesExceeded, tooManySubmissionsAtOnce } from '../quotas.ts';
 import type { ScheduledRun, ScheduleResponse, ScheduleSpec } from '../schemas/schedules.ts';
 
 /**
@@ -96,32 +96,46 @@ export class ScheduleService {
     return this.describe(await this.record(id, principal));
   }
 
+  /** The principal's schedules; one deleted while they are read is left out. */
   async list(principal: string): Promise<ScheduleResponse[]> {
-    return Promise.all((await this.store.list(principal)).map((r) => this.describe(r)));
+    const gone = (err: unknown) => {
+      if (err instanceof HttpError && err.status === 404) return null;
+      throw err;
+    };
+    const described = await Promise.all((await this.store.list(principal)).map((r) => this.describe(r).catch(gone)));
+    return described.filter((d): d is ScheduleResponse => d !== null);
   }
 
-  /** Changes a schedule: `change` gives its new settings from the record as it is (and checks them). */
+  /**
+   * Changes a schedule: `change` gives its new settings from the record as it is (and checks them).
+   * Under the schedule's lock, so that no replica's change or removal lands between its reading
+   * and its writing.
+   */
   async update(id: string, principal: string, change: (before: ScheduleRecord) => ScheduleInput): Promise<ScheduleResponse> {
-    const before = await this.record(id, principal);
-    const input = change(before);
-    const { webhook, secret } = withSecret(input.webhook);
-    const record: ScheduleRecord = { ...before, ...input, spec: storedSpec(input.spec), webhook, updated_at: new Date().toISOString() };
-    await this.ensure(before);
-    try {
-      const options = this.temporalOptions(record);
-      // The new paused state travels in the update itself: a separate pause or unpause could be
-      // applied before the update, which would then restore the old state.
-      await this.handle(id).update((previous) => ({
-        ...previous,
-        spec: options.spec,
-        action: options.action,
-        policies: options.policies,
-        state: { ...previous.state, ...options.state },
-      }));
-    } catch (err) {
-      throw temporalRefusal(err);
-    }
-    await this.store.update(record);
+    await this.record(id, principal);
+    const { record, secret } = await this.locked(id, async () => {
+      const before = await this.record(id, principal);
+      const input = change(before);
+      const { webhook, secret } = withSecret(input.webhook);
+      const record: ScheduleRecord = { ...before, ...input, spec: storedSpec(input.spec), webhook, updated_at: new Date().toISOString() };
+      await this.ensure(before);
+      try {
+        const options = this.temporalOptions(record);
+        // The new paused state travels in the update itself: a separate pause or unpause could be
+        // applied before the update, which would then restore the old state.
+        await this.handle(id).update((previous) => ({
+          ...previous,
+          spec: options.spec,
+          action: options.action,
+          policies: options.policies,
+          state: { ...previous.state, ...options.state },
+        }));
+      } catch (err) {
+        throw temporalRefusal(err);
+      }
+      await this.store.update(record);
+      return { record, secret };
+    });
     return this.describe(record, secret);
   }
 
@@ -134,38 +148,58 @@ export class ScheduleService {
    * the lock until the scheduler has taken it and a whole second more.
    */
   async trigger(id: string, principal: string): Promise<void> {
-    const record = await this.record(id, principal);
-    await this.ensure(record);
+    await this.record(id, principal);
     const handle = this.handle(id);
-    try {
-      await this.store.triggering(id, async () => {
-        const { info, state } = await handle.describe();
-        const dueNear = [state.paused ? undefined : info.nextActionTimes[0], info.recentActions.at(-1)?.scheduledAt]
-          .map((time) => time?.getTime() ?? -Infinity)
-          .filter((time) => Math.abs(time - Date.now()) < CLEAR_OF_DUE_RUN_MS);
-        if (dueNear.length > 0) await sleep(Math.max(...dueNear) + CLEAR_OF_DUE_RUN_MS - Date.now());
-        const before = (await handle.describe()).info.numActionsTaken;
-        await handle.trigger(ScheduleOverlapPolicy.ALLOW_ALL);
-        // Counting the actions, rather than comparing clocks, keeps replicas with skewed clocks apart.
-        const deadline = Date.now() + TRIGGER_TAKEN_MS;
-        while ((await handle.describe()).info.numActionsTaken <= before && Date.now() < deadline) await sleep(TRIGGER_POLL_MS);
-        await sleep(1_000);
-      });
-    } catch (err) {
-      if (err instanceof StoreLockBusyError) throw tooManyTriggersAtOnce();
-      throw err;
-    }
+    await this.locked(id, async () => {
+      const { info, state } = await this.ensure(await this.record(id, principal));
+      const dueNear = [state.paused ? undefined : info.nextActionTimes[0], info.recentActions.at(-1)?.scheduledAt]
+        .map((time) => time?.getTime() ?? -Infinity)
+        .filter((time) => Math.abs(time - Date.now()) < CLEAR_OF_DUE_RUN_MS);
+      if (dueNear.length > 0) await sleep(Math.max(...dueNear) + CLEAR_OF_DUE_RUN_MS - Date.now());
+      const before = (await handle.describe()).info.numActionsTaken;
+      await handle.trigger(ScheduleOverlapPolicy.ALLOW_ALL);
+      // Counting the actions, rather than comparing clocks, keeps replicas with skewed clocks apart.
+      const deadline = Date.now() + TRIGGER_TAKEN_MS;
+      while ((await handle.describe()).info.numActionsTaken <= before && Date.now() < deadline) await sleep(TRIGGER_POLL_MS);
+      await sleep(1_000);
+    });
   }
 
-  /** Removes the Temporal schedule and the record; runs already made and their jobs stay. */
+  /**
+   * Removes the Temporal schedule and the record, under the schedule's lock; runs already made and
+   * their jobs stay. A replica reading the record just before it went may make Temporal's
+   * schedule again (ensure): it finds the record gone and removes it, and the second delete here
+   * catches one made before that replica looked.
+   */
   async remove(id: string, principal: string): Promise<void> {
     await this.record(id, principal);
+    await this.locked(id, async () => {
+      await this.record(id, principal);
+      await this.deleteTemporal(id);
+      await this.store.remove(id);
+    });
+    await this.deleteTemporal(id).catch(() => undefined);
+  }
+
+  private async deleteTemporal(id: string): Promise<void> {
     await this.handle(id)
       .delete()
       .catch((err: unknown) => {
         if (!(err instanceof ScheduleNotFoundError)) throw err;
       });
-    await this.store.remove(id);
+  }
+
+  /**
+   * Runs `work` holding the schedule's lock in the job store, which every replica takes in turn;
+   * 429 when it stays busy. Callers read the record first: only a schedule's own id names a lock.
+   */
+  private async locked<T>(id: string, work: () => Promise<T>): Promise<T> {
+    try {
+      return await this.store.locked(id, work);
+    } catch (err) {
+      if (err instanceof StoreLockBusyError) throw scheduleBusy();
+      throw err;
+    }
   }
 
   /**
@@ -207,6 +241,11 @@ export class ScheduleService {
       await this.jobs.client.schedule.create(this.temporalOptions(record)).catch((error: unknown) => {
         if (!(error instanceof ScheduleAlreadyRunning)) throw error;
       });
+      // A replica removing the schedule meanwhile leaves no record: the schedule made here goes too.
+      if (!(await this.store.get(record.schedule_id))) {
+        await this.deleteTemporal(record.schedule_id);
+        throw new HttpError(404, 'not_found', `no schedule '${record.schedule_id}'`);
+      }
       return this.handle(record.schedule_id).describe();
     }
   }

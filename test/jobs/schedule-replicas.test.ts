@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { ScheduleNotFoundError } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ScheduleService } from '../../api/schedules/schedule-service.ts';
@@ -72,8 +73,8 @@ describe('triggers', () => {
     const held = new Promise<void>((resolve) => (release = resolve));
     let taken = () => {};
     const holding = new Promise<void>((resolve) => (taken = resolve));
-    // Another replica holds the schedule's trigger lock for longer than a trigger waits.
-    const holder = store.triggering(id, async () => {
+    // Another replica holds the schedule's lock for longer than a trigger waits.
+    const holder = store.locked(id, async () => {
       taken();
       await held;
     });
@@ -89,7 +90,26 @@ describe('triggers', () => {
   }, 60_000);
 });
 
-describe('a schedule Temporal has not got', () => {
+describe('changes, removals and a schedule Temporal has not got', () => {
+  test('a change, a listing and a removal at once, on two replicas: the schedule ends removed, in the store and in Temporal', async () => {
+    const replica = await testServer(testConfig(), undefined, stack.jobService(QUEUE, 2), stack.engine);
+    for (let k = 0; k < 3; k++) {
+      const id = (await create({ query: query('daily/*.parquet'), spec: { interval: '1h' } })).json().schedule_id;
+      const url = `/v1-beta/forecast-schedules/${id}`;
+      const [patched, listed, removed] = await Promise.all([
+        app.inject({ method: 'PATCH', url, headers: AUTH, payload: { paused: true } }),
+        app.inject({ method: 'GET', url: '/v1-beta/forecast-schedules', headers: AUTH }),
+        replica.inject({ method: 'DELETE', url, headers: AUTH }),
+      ]);
+      expect(removed.statusCode).toBe(200);
+      expect([200, 404]).toContain(patched.statusCode);
+      expect(listed.statusCode).toBe(200);
+      expect((await get(url)).statusCode).toBe(404);
+      await expect(stack.env.client.schedule.getHandle(id).describe()).rejects.toBeInstanceOf(ScheduleNotFoundError);
+    }
+    await replica.close();
+  });
+
   test('a restarted API still has every schedule, and one Temporal lost is made again from its record', async () => {
     const id = (await create({ query: query('daily/*.parquet'), spec: { interval: '1h' } })).json().schedule_id;
     const restarted = await testServer(testConfig(), undefined, stack.jobService(QUEUE, 2), stack.engine);
