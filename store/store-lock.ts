@@ -3,7 +3,8 @@ import type { ObjectStore } from './object-store.ts';
 
 /**
  * A lock in the job store, so that every process sharing the store takes turns: counting a
- * principal's jobs (store/active-jobs.ts), triggering a schedule (store/schedule-records.ts).
+ * principal's jobs (store/active-jobs.ts), changing, triggering or removing a schedule
+ * (store/schedule-records.ts).
  * See docs/decisions/027-quotas-checked-before-storing.md.
  */
 
