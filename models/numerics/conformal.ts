@@ -72,7 +72,7 @@ export function conformalQuantiles(
  * |2 level - 1|, whose half-width is the absolute error at rank coverage (N + 1) among the N sorted
  * ones (rank 0 being 0), interpolated and clamped to the largest.
  */
-function symmetricOffset(sortedAbs: Float64Array, level: number): number {
+export function symmetricOffset(sortedAbs: Float64Array, level: number): number {
   const n = sortedAbs.length;
   const rank = Math.min(Math.abs(2 * level - 1) * (n + 1), n);
   const below = Math.floor(rank);

@@ -230,15 +230,15 @@ describe('svc-global', () => {
     expect(signedHi[2]).toBeCloseTo(Math.sqrt(3) * sortedQuantile(Float64Array.from(upwards(10), (e) => e[0]).sort(), 0.9), 12);
   });
 
-  test('fewer paths than MIN_SIGNED_CALIBRATION_SERIES: symmetric intervals from the sizes of their errors', () => {
-    const one = [Float64Array.of(1, 2, 0.5)];
-    const [lo, median, hi] = errorQuantiles(one, 3, [0.1, 0.5, 0.9]);
-    const sizes = Float64Array.of(1, 2 / Math.SQRT2, 0.5 / Math.sqrt(3)).sort();
-    for (let j = 0; j < 3; j++) {
-      expect(hi[j]).toBeCloseTo(Math.sqrt(j + 1) * sortedQuantile(sizes, 0.8), 12);
-      expect(lo[j]).toBeCloseTo(-hi[j], 12);
-      expect(median[j]).toBe(0);
-    }
+  test('fewer paths than MIN_SIGNED_CALIBRATION_SERIES: symmetric intervals from the sizes of their errors, at the finite-sample rank', () => {
+    // One path's errors over the steps, divided by sqrt(step): sizes 0.5/sqrt(4), 1, 2/sqrt(2), 3/sqrt(3).
+    const one = [Float64Array.of(1, -2, 3, 0.5)];
+    const levels = [0.1, 0.25, 0.5, 0.6, 0.75, 0.9];
+    const quantiles = errorQuantiles(one, 4, levels);
+    // The interval of coverage c reads the size at rank c (N + 1) of the N = 4 sorted ones, interpolated, the largest past it.
+    const sizes = [0.25, 1, Math.SQRT2, Math.sqrt(3)];
+    const offsets = [-sizes[3], -(sizes[1] + sizes[2]) / 2, 0, sizes[0], (sizes[1] + sizes[2]) / 2, sizes[3]];
+    for (let j = 0; j < 4; j++) levels.forEach((_, l) => expect(quantiles[l][j]).toBeCloseTo(Math.sqrt(j + 1) * offsets[l], 12));
     // Nine paths all erring upwards still straddle the mean.
     const nine = Array.from({ length: MIN_SIGNED_CALIBRATION_SERIES - 1 }, (_, i) => Float64Array.of(1 + i, 2 + i));
     const [nineLo, nineHi] = errorQuantiles(nine, 2, [0.1, 0.9]);

@@ -11,6 +11,7 @@ import { DEFAULT_PARAMS, fitGbdt, type GbdtParams } from './gbdt.ts';
 import { rng } from '../../numerics/random.ts';
 import { predictRow, type Booster } from './trees.ts';
 import { buildSchema, centerAt, chooseCenter, fillRow, fitCategoryCodes, seriesScale, type Schema, type SeriesData } from './features.ts';
+import { symmetricOffset } from '../../numerics/conformal.ts';
 import { sortedQuantile } from '../../numerics/empirical-quantile.ts';
 import { groupByCutoff } from './cutoff-groups.ts';
 
@@ -99,7 +100,9 @@ export const MIN_SIGNED_CALIBRATION_SERIES = 10;
  * Per horizon step and level, the scaled error quantile. Errors of neighbouring steps are pooled
  * (a window growing with the horizon); with few errors, all steps are pooled after dividing by
  * sqrt(step) and scaled back, the growth of a random walk's spread; with fewer paths than
- * MIN_SIGNED_CALIBRATION_SERIES, their absolute values, symmetric around the mean.
+ * MIN_SIGNED_CALIBRATION_SERIES, their absolute values, symmetric around the mean, each
+ * interval's half-width at the finite-sample rank that conformal quantiles use
+ * (docs/decisions/007-conformal-quantile-rank.md).
  */
 export function errorQuantiles(errors: Float64Array[], horizon: number, levels: readonly number[]): Float64Array[] {
   const perStep = errors.length;
@@ -113,8 +116,8 @@ export function errorQuantiles(errors: Float64Array[], horizon: number, levels: 
     for (const e of errors) for (let j = 0; j < horizon; j++) all[k++] = (signed ? e[j] : Math.abs(e[j])) / Math.sqrt(j + 1);
     all.sort();
     levels.forEach((q, l) => {
-      // From sizes, a level's distance from the median is a share of them: 0.9 and 0.1 both read their 80% quantile.
-      const unit = signed ? sortedQuantile(all, q) : Math.sign(q - 0.5) * sortedQuantile(all, Math.abs(2 * q - 1));
+      // From sizes, as conformal intervals read them: 0.9 and 0.1 both read the size at rank 0.8 (N + 1).
+      const unit = signed ? sortedQuantile(all, q) : symmetricOffset(all, q);
       for (let j = 0; j < horizon; j++) out[l][j] = unit * Math.sqrt(j + 1);
     });
     return out;
