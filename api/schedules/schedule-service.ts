@@ -112,9 +112,7 @@ export class ScheduleService {
    * and its writing.
    */
   async update(id: string, principal: string, change: (before: ScheduleRecord) => ScheduleInput): Promise<ScheduleResponse> {
-    await this.record(id, principal);
-    const { record, secret } = await this.locked(id, async () => {
-      const before = await this.record(id, principal);
+    const { record, secret } = await this.locked(id, principal, async (before) => {
       const input = change(before);
       const { webhook, secret } = withSecret(input.webhook);
       const record: ScheduleRecord = { ...before, ...input, spec: storedSpec(input.spec), webhook, updated_at: new Date().toISOString() };
@@ -148,10 +146,9 @@ export class ScheduleService {
    * the lock until the scheduler has taken it and a whole second more.
    */
   async trigger(id: string, principal: string): Promise<void> {
-    await this.record(id, principal);
     const handle = this.handle(id);
-    await this.locked(id, async () => {
-      const { info, state } = await this.ensure(await this.record(id, principal));
+    await this.locked(id, principal, async (record) => {
+      const { info, state } = await this.ensure(record);
       const dueNear = [state.paused ? undefined : info.nextActionTimes[0], info.recentActions.at(-1)?.scheduledAt]
         .map((time) => time?.getTime() ?? -Infinity)
         .filter((time) => Math.abs(time - Date.now()) < CLEAR_OF_DUE_RUN_MS);
@@ -172,9 +169,7 @@ export class ScheduleService {
    * catches one made before that replica looked.
    */
   async remove(id: string, principal: string): Promise<void> {
-    await this.record(id, principal);
-    await this.locked(id, async () => {
-      await this.record(id, principal);
+    await this.locked(id, principal, async () => {
       await this.deleteTemporal(id);
       await this.store.remove(id);
     });
@@ -190,12 +185,15 @@ export class ScheduleService {
   }
 
   /**
-   * Runs `work` holding the schedule's lock in the job store, which every replica takes in turn;
-   * 429 when it stays busy. Callers read the record first: only a schedule's own id names a lock.
+   * Runs `work` on the principal's record of the schedule, holding the schedule's lock in the job
+   * store, which every replica takes in turn; 429 when it stays busy. The record is read before
+   * the lock (404 and 403 at once; only a schedule's own id names a lock) and again under it, as
+   * another replica may have changed or removed it meanwhile.
    */
-  private async locked<T>(id: string, work: () => Promise<T>): Promise<T> {
+  private async locked<T>(id: string, principal: string, work: (record: ScheduleRecord) => Promise<T>): Promise<T> {
+    await this.record(id, principal);
     try {
-      return await this.store.locked(id, work);
+      return await this.store.locked(id, async () => work(await this.record(id, principal)));
     } catch (err) {
       if (err instanceof StoreLockBusyError) throw scheduleBusy();
       throw err;
