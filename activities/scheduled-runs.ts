@@ -44,14 +44,16 @@ function locatorSources(query: ParsedBetaQuery): StoredBetaSources {
 export function createScheduleActivities({ store, webhookHosts }: ScheduleDependencies) {
   return {
     /**
-     * Makes the run's job; null when the schedule was deleted before this run started. The job is
-     * whole once its metadata exists, so a retry after that returns it as it is.
+     * Makes the run's job; null when the schedule was deleted before this run made it. The job is
+     * whole once its metadata exists, so a retry after that returns it as it is, deleted schedule
+     * or not: a job made is a run already made, which a deletion leaves. Its run record is written
+     * only while the schedule stands (writeRun takes it back otherwise).
      */
     async startScheduledRun(scheduleId: string, workflowId: string, scheduledAt: string): Promise<{ jobId: string } | null> {
-      const schedule = await store.schedules.get(scheduleId);
-      if (!schedule) return null;
       const jobId = runJobId(workflowId);
       if (!(await store.meta(jobId))) {
+        const schedule = await store.schedules.get(scheduleId);
+        if (!schedule) return null;
         const parsed = BetaQuery.parse(schedule.query);
         const meta: JobMeta = {
           job_id: jobId,

@@ -94,8 +94,13 @@ export class ScheduleRecords {
       .sort((a, b) => a.created_at.localeCompare(b.created_at) || a.schedule_id.localeCompare(b.schedule_id));
   }
 
-  /** Removes the schedule and its run records; the runs' jobs and results stay. */
+  /**
+   * Removes the schedule and its run records; the runs' jobs and results stay. The record goes
+   * first: a run written after that finds it gone and takes itself back (writeRun); one written
+   * before is in the folder when it is removed.
+   */
   async remove(id: string): Promise<void> {
+    await this.objects.removeAll(recordKey(id));
     await this.objects.removeAll(scheduleFolder(id));
   }
 
@@ -107,8 +112,16 @@ export class ScheduleRecords {
     return withStoreLock(this.objects, lockFolder(id), 'this schedule', work);
   }
 
-  async writeRun(scheduleId: string, run: ScheduledRunRecord): Promise<void> {
+  /**
+   * Writes a run's record; false, and nothing left, when its schedule was removed meanwhile. A
+   * run that starts or ends as its schedule is deleted would otherwise leave a record that no
+   * listing reads, under a schedule that is gone.
+   */
+  async writeRun(scheduleId: string, run: ScheduledRunRecord): Promise<boolean> {
     await this.objects.writeJson(runKey(scheduleId, run.job_id), run);
+    if (await this.objects.exists(recordKey(scheduleId))) return true;
+    await this.objects.removeAll(scheduleFolder(scheduleId));
+    return false;
   }
 
   async run(scheduleId: string, jobId: string): Promise<ScheduledRunRecord | null> {
