@@ -113,11 +113,13 @@ function recordBatch(model: string, seconds: number, results: readonly ThreadRes
 export async function runTasks(engine: Engine, batch: TaskBatch, label: (task: number) => TaskLabel): Promise<ForecastOutput[]> {
   const { model, tasks } = batch;
   const started = performance.now();
-  const results = model.loadGlobal
-    ? await engine.threads.runGlobal(model.name, tasks, batch.context ?? [], batch.options ?? {}, batch.coupled, batch.lane)
-    : runsInline(model.name, tasks, batch.lane)
-      ? await runInline(model.name, tasks)
-      : await engine.threads.runLocal(model.name, tasks, batch.lane);
+  const results = model.capabilities.combinesMembers
+    ? await engine.threads.runCombining(model.name, tasks, batch.context ?? [], batch.options ?? {}, batch.lane)
+    : model.loadGlobal
+      ? await engine.threads.runGlobal(model.name, tasks, batch.context ?? [], batch.options ?? {}, batch.coupled, batch.lane)
+      : runsInline(model.name, tasks, batch.lane)
+        ? await runInline(model.name, tasks)
+        : await engine.threads.runLocal(model.name, tasks, batch.lane);
   recordBatch(model.name, (performance.now() - started) / 1000, results);
   return results.map((result, i) => {
     if (!result.ok) {

@@ -5,6 +5,8 @@
  */
 import { conformalForecast } from '../../models/numerics/conformal.ts';
 import { modelEntry } from '../../models/contract/model-registry.ts';
+import type { EnsembleModel } from '../../models/families/ensemble/ensemble.ts';
+import { runMember, type MemberRun, type MemberRunner, type RunSettings } from '../../models/families/ensemble/members.ts';
 import {
   ModelInputError,
   ModelUnavailableError,
@@ -23,6 +25,15 @@ export interface ThreadBatch {
   /** Set for global models: the request's `only_as_context` series. */
   context?: ContextSeries[];
   options?: GlobalBatchOptions;
+}
+
+/** One ensemble member's share of a request (a local member's) or all of it (a global member's), with the windows to run. */
+export interface MemberBatch {
+  member: string;
+  tasks: ForecastTask[];
+  cuts: number[][];
+  context: ContextSeries[];
+  settings: RunSettings;
 }
 
 /**
@@ -93,13 +104,28 @@ export function runLocalBatch(model: LocalModel, tasks: readonly ForecastTask[])
   });
 }
 
-export async function runBatch(models: LoadedModels, batch: ThreadBatch): Promise<ThreadResult[]> {
+/** Runs an ensemble member's batch where it lands (a model thread), as the ensemble would run it itself. */
+export async function runMemberBatch(models: LoadedModels, batch: MemberBatch): Promise<MemberRun> {
+  const model = await models.load(batch.member);
+  return runMember({ name: batch.member, model }, batch.tasks, batch.cuts, batch.context, batch.settings);
+}
+
+const runsMembers = (model: LocalModel | GlobalModel): model is EnsembleModel => 'forecastWith' in model;
+
+/**
+ * Runs a batch on the models loaded here. With `runner`, an ensemble hands its members' work to
+ * it (the model threads) and combines what comes back here.
+ */
+export async function runBatch(models: LoadedModels, batch: ThreadBatch, runner?: MemberRunner): Promise<ThreadResult[]> {
   const model = await models.load(batch.model);
   if (!('forecastBatch' in model)) return runLocalBatch(model, batch.tasks);
   const start = performance.now();
   const share = () => since(start) / Math.max(1, batch.tasks.length);
   try {
-    const outputs = await model.forecastBatch(batch.tasks, batch.context ?? [], batch.options);
+    const outputs =
+      runner && runsMembers(model)
+        ? await model.forecastWith(batch.tasks, batch.context ?? [], batch.options ?? {}, runner)
+        : await model.forecastBatch(batch.tasks, batch.context ?? [], batch.options);
     const seconds = share();
     const provider = model.executionProvider?.();
     return outputs.map((out) => success(out, seconds, provider));

@@ -1,11 +1,13 @@
 /**
  * Worker-thread entry: runs models off the event loop. A call carries a batch of tasks for one
- * model, so that messaging costs little next to fitting: a share of a local model's tasks, or a
- * global model's whole request. The model settings arrive in workerData.
+ * model, so that messaging costs little next to fitting: a share of a local model's tasks, a
+ * global model's whole request, or an ensemble member's share of its request (MemberBatch). The
+ * model settings arrive in workerData.
  */
 import { workerData } from 'node:worker_threads';
 import type { ModelSettings } from '../../models/contract/model-interface.ts';
-import { LoadedModels, runBatch, type ThreadBatch, type ThreadResult } from './batch.ts';
+import type { MemberRun } from '../../models/families/ensemble/members.ts';
+import { LoadedModels, runBatch, runMemberBatch, type MemberBatch, type ThreadBatch, type ThreadResult } from './batch.ts';
 
 /** What every model thread is started with (pool.ts). */
 export interface ThreadData {
@@ -16,6 +18,6 @@ export interface ThreadData {
 
 const models = new LoadedModels((workerData as ThreadData).models);
 
-export default function runThreadBatch(batch: ThreadBatch): Promise<ThreadResult[]> {
-  return runBatch(models, batch);
+export default function runThreadBatch(batch: ThreadBatch | MemberBatch): Promise<ThreadResult[] | MemberRun> {
+  return 'member' in batch ? runMemberBatch(models, batch) : runBatch(models, batch);
 }

@@ -2,7 +2,8 @@ import { Piscina } from 'piscina';
 import type { ContextSeries, ForecastTask, GlobalBatchOptions, ModelSettings } from '../../models/contract/model-interface.ts';
 import { watchQueueDepth } from '../../telemetry/prometheus-metrics.ts';
 import { DeadlineTaskQueue, withQueueOptions, type Lane } from './queue-order.ts';
-import type { ThreadBatch, ThreadResult } from './batch.ts';
+import { joinMemberRuns, type MemberRun, type MemberRunner } from '../../models/families/ensemble/members.ts';
+import { LoadedModels, runBatch, type MemberBatch, type ThreadBatch, type ThreadResult } from './batch.ts';
 import type { ThreadData } from './model-thread.ts';
 
 /**
@@ -18,11 +19,15 @@ class LazyPool {
   private unwatch: (() => void) | undefined;
   /** The execution provider each ONNX Runtime model's sessions last ran on, as its batches report it. */
   readonly executionProviders = new Map<string, string>();
+  /** Models the event loop loads itself: an ensemble, which hands its members to the threads. */
+  readonly here: LoadedModels;
 
   constructor(
     readonly size: number,
     readonly models: ModelSettings,
-  ) {}
+  ) {
+    this.here = new LoadedModels(models);
+  }
 
   get threads(): Piscina {
     if (!this.pool) {
@@ -118,6 +123,42 @@ export class ModelThreads {
       batches.push(this.run(batch, lane, tasks.length));
     }
     return (await Promise.all(batches)).flat();
+  }
+
+  /**
+   * Runs a model that combines others (the ensemble): its members fit on the threads, each local
+   * member's tasks in a few shares per thread, a global member's in one share, every member at
+   * once; the event loop combines what they hand back. One thread would otherwise fit every member
+   * of a coupled request alone. The forecasts are those of the whole batch on one thread.
+   */
+  async runCombining(
+    model: string,
+    tasks: ForecastTask[],
+    context: ContextSeries[],
+    options: GlobalBatchOptions = {},
+    lane: Lane = 'interactive',
+  ): Promise<ThreadResult[]> {
+    if (tasks.length === 0) return [];
+    const runner: MemberRunner = async (member, memberTasks, cuts, memberContext, settings) => {
+      const global = 'forecastBatch' in member.model;
+      const size = global ? memberTasks.length : Math.max(1, Math.ceil(memberTasks.length / (this.size * 4)));
+      const shares: Promise<MemberRun>[] = [];
+      for (let start = 0; start < memberTasks.length; start += size) {
+        const batch: MemberBatch = {
+          member: member.name,
+          tasks: memberTasks.slice(start, start + size),
+          cuts: cuts.slice(start, start + size),
+          context: global ? [...memberContext] : [],
+          settings,
+        };
+        shares.push(this.home.threads.run(withQueueOptions(batch, { lane, requestSize: tasks.length }), { signal: this.signal }));
+      }
+      return joinMemberRuns(await Promise.all(shares));
+    };
+    const results = await runBatch(this.home.here, { model, tasks, context, options }, runner);
+    // A cancelled batch stops as one run on a thread does, not as the model's failure.
+    this.signal?.throwIfAborted();
+    return results;
   }
 
   /** Stops the threads (of every view: close the engine that made them, once). */

@@ -33,6 +33,11 @@ export interface ModelCapabilities {
    * forecast from its own data, and the request may be split across threads and job chunks.
    */
   readonly couplesSeries?: 'always' | 'cross-learning' | 'covariates';
+  /**
+   * For a global model that combines other models' forecasts (the ensemble): its members fit on
+   * the model threads, and it combines them on the event loop (engine/threads/pool.ts).
+   */
+  readonly combinesMembers?: boolean;
   /** True when the model forecasts a point alone, so that every requested quantile equals the mean. */
   readonly pointOnly?: boolean;
 }

@@ -137,7 +137,14 @@ const ENTRIES: ModelEntry[] = [
     // kinds, aarima future ones); strings are refused, as aarima cannot take them.
     name: 'ensemble',
     family: 'ensemble',
-    capabilities: { covariates: ['historical', 'future', 'static', 'generated'], maxContext: null, needsWeights: false, global: true, multipleSeasons: true },
+    capabilities: {
+      covariates: ['historical', 'future', 'static', 'generated'],
+      maxContext: null,
+      needsWeights: false,
+      global: true,
+      multipleSeasons: true,
+      combinesMembers: true,
+    },
     loadGlobal: async (settings) => (await import('../families/ensemble/ensemble.ts')).createEnsemble((name) => loadMember(name, settings)),
     config: ensembleConfig,
   },

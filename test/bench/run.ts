@@ -15,6 +15,10 @@ interface BenchmarkModule {
 const BENCHMARKS: Record<string, readonly [summary: string, load: () => Promise<BenchmarkModule>]> = {
   accuracy: ['M4 Hourly/Weekly: sMAPE, MASE, CRPS, time per series; R ets/auto.arima reference', () => import('./accuracy.ts')],
   ensemble: ["M4 Hourly/Weekly: the ensemble's members and every combination of them, from one run of the members", () => import('./ensemble.ts')],
+  'ensemble-threads': [
+    'one ensemble request of a short set: its members fitting on every model thread against the whole request on one thread (wall, CPU, same forecasts)',
+    () => import('./ensemble-threads.ts'),
+  ],
   backtest: [
     '414 M4 Hourly series x 10 forecast creation dates (aets) through Temporal vs the engine directly: throughput and overhead',
     () => import('./backtest.ts'),

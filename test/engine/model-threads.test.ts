@@ -38,3 +38,42 @@ test('a cancelled view drops its batches and stops the thread running one; the t
   // A signal already aborted runs nothing.
   await expect(threads.withSignal(AbortSignal.abort()).runLocal('naive', slow)).rejects.toThrow(/abort/i);
 }, 30_000);
+
+/**
+ * 40 short monthly series of different lengths and periods (their pool calibrates), one too short
+ * for most members, and one long enough for a profile of its own: the short profile with every
+ * member, pooled weights and quantiles, beside another group.
+ */
+function shortMonthly(): Parameters<ModelThreads['runCombining']>[1] {
+  const month = (k: number) => Date.UTC(2000 + Math.floor(k / 12), k % 12, 1);
+  const series = Array.from({ length: 40 }, (_, s) => {
+    const length = 36 + (s % 5) * 6;
+    const start = s * 3;
+    return Float64Array.from({ length }, (_, t) => 200 + s + (s % 3) * t + 15 * Math.sin((2 * Math.PI * (t + start)) / 12) + ((t * 7919 + s * 104729) % 17));
+  });
+  series.push(
+    Float64Array.from([5, 7, 6, 8]),
+    Float64Array.from({ length: 200 }, (_, t) => 50 + 0.2 * t + 8 * Math.sin((2 * Math.PI * t) / 12) + ((t * 31) % 7)),
+  );
+  return series.map((history, s) => ({
+    history,
+    horizon: 6,
+    quantiles: [0.1, 0.5, 0.9],
+    seasonLength: 12,
+    seriesIndex: s,
+    times: Float64Array.from({ length: history.length + 6 }, (_, t) => month(s * 3 + t)),
+  }));
+}
+
+test("an ensemble's members fit on the threads, and it forecasts exactly as its whole batch on one thread", async () => {
+  const tasks = shortMonthly();
+  const strip = (results: Awaited<ReturnType<ModelThreads['runGlobal']>>) => results.map((r) => (r.ok ? { mean: r.mean, quantiles: r.quantiles } : r.message));
+  const spread = await threads.runCombining('ensemble', tasks, []);
+  const oneThread = await threads.runGlobal('ensemble', tasks, [], {}, true);
+  expect(spread.every((r) => r.ok)).toBe(true);
+  expect(strip(spread)).toEqual(strip(oneThread));
+}, 120_000);
+
+test('a cancelled ensemble stops as a cancelled batch does', async () => {
+  await expect(threads.withSignal(AbortSignal.abort()).runCombining('ensemble', shortMonthly(), [])).rejects.toThrow(/abort/i);
+});

@@ -3,7 +3,7 @@ import { combine, memberQuantiles, memberWeights, windowErrors } from './combine
 import { memberLevels, mixesMembers, mixtureQuantiles } from './member-mixture.ts';
 import { knownToEach, mayPool, poolCalibration, pooledQuantiles, poolsOf, recentScale, type LastWindow, type PoolCalibration } from './pooled-calibration.ts';
 import { pooledMemberErrors, scaledMemberErrors, type LastForecasts, type PooledErrors } from './pooled-weights.ts';
-import { runMember, windowCuts, type Member, type MemberModel, type MemberRun } from './members.ts';
+import { runMember, windowCuts, type Member, type MemberModel, type MemberRun, type MemberRunner } from './members.ts';
 import { DEFAULT_WINDOWS, defaultProfile, type Combining, type EnsembleProfile } from './profiles.ts';
 import {
   ModelInputError,
@@ -104,6 +104,7 @@ export async function runMembers(
   context: readonly ContextSeries[],
   windows: number,
   combining: Combining,
+  runner: MemberRunner = runMember,
 ): Promise<EnsembleRuns> {
   const ran = windowsToRun(combining);
   const cuts = tasks.map((t) => windowCuts(t.history.length, t.horizon, windows));
@@ -112,15 +113,17 @@ export async function runMembers(
   const lastCut = (i: number) => (cuts[i].length >= 2 ? cuts[i][cuts[i].length - 1] : null);
   const poolable = ran === 'earliest-and-last' ? mayPool(tasks, lastCut, combining.combination === 'pooled') : [];
   const run = cuts.map((c, i) => cutsToRun(c, ran, poolable[i] ?? false));
-  const runs: MemberRun[] = [];
   // Fits carried from the earliest window where every window runs (weights, conformal quantiles);
   // a pool's last window stands in for the final forecast, so it keeps a fit of its own.
   // Where the members' distributions are mixed, each is read at a grid of levels too (memberLevels).
   const asked = tasks.map((task) => (mixesMembers(task) ? { ...task, quantiles: memberLevels(task) } : task));
-  for (const member of members) {
-    const settings = { carryFit: ran === 'all', windowOptions: WINDOW_MEMBER_OPTIONS[member.name] };
-    runs.push(await runMember(member, withMemberOptions(member.name, asked), run, context, settings));
-  }
+  // Every member at once: on the model threads their shares fill every core together.
+  const runs: MemberRun[] = await Promise.all(
+    members.map((member) => {
+      const settings = { carryFit: ran === 'all', windowOptions: WINDOW_MEMBER_OPTIONS[member.name] };
+      return runner(member, withMemberOptions(member.name, asked), run, context, settings);
+    }),
+  );
   return { cuts, runs, ran };
 }
 
@@ -318,19 +321,29 @@ export function profileGroups(
   return [...groups.values()];
 }
 
-export function createEnsemble(load: MemberLoader): GlobalModel {
-  return {
-    name: 'ensemble',
-    async forecastBatch(tasks: readonly ForecastTask[], context: readonly ContextSeries[], options: GlobalBatchOptions = {}): Promise<ForecastOutput[]> {
-      const settings = (options.options as EnsembleSettings | undefined) ?? { windows: DEFAULT_WINDOWS };
-      const outputs: ForecastOutput[] = new Array(tasks.length);
-      for (const { profile, indices } of profileGroups(tasks, settings)) {
+/** The ensemble: a global model whose members may run elsewhere (forecastWith's runner) while it combines them. */
+export interface EnsembleModel extends GlobalModel {
+  forecastWith(tasks: readonly ForecastTask[], context: readonly ContextSeries[], options: GlobalBatchOptions, runner: MemberRunner): Promise<ForecastOutput[]>;
+}
+
+export function createEnsemble(load: MemberLoader): EnsembleModel {
+  const forecastWith: EnsembleModel['forecastWith'] = async (tasks, context, options, runner) => {
+    const settings = (options.options as EnsembleSettings | undefined) ?? { windows: DEFAULT_WINDOWS };
+    const outputs: ForecastOutput[] = new Array(tasks.length);
+    // Groups are independent: their members run at once too.
+    await Promise.all(
+      profileGroups(tasks, settings).map(async ({ profile, indices }) => {
         const members = await Promise.all(profile.members.map(async (name) => ({ name, model: await load(name) })));
         const groupTasks = indices.map((i) => tasks[i]);
-        const runs = await runMembers(members, groupTasks, context, settings.windows, profile);
+        const runs = await runMembers(members, groupTasks, context, settings.windows, profile, runner);
         combineGroup(groupTasks, runs, profile, profile.members).forEach((output, j) => (outputs[indices[j]] = output));
-      }
-      return outputs;
-    },
+      }),
+    );
+    return outputs;
+  };
+  return {
+    name: 'ensemble',
+    forecastWith,
+    forecastBatch: (tasks, context, options = {}) => forecastWith(tasks, context, options, runMember),
   };
 }

@@ -124,6 +124,28 @@ export interface RunSettings {
   readonly windowOptions?: object;
 }
 
+/**
+ * Runs one member on a share of the tasks: here, in order (runMember), or on the engine's model
+ * threads, so that a large request's members fit on every core (engine/threads/pool.ts). The
+ * ensemble combines what it hands back the same way, wherever it ran.
+ */
+export type MemberRunner = (
+  member: Member,
+  tasks: readonly ForecastTask[],
+  cuts: readonly number[][],
+  context: readonly ContextSeries[],
+  settings: RunSettings,
+) => Promise<MemberRun>;
+
+/** One member's runs of consecutive shares of the tasks, as one run of them all; the first share's refusal first. */
+export function joinMemberRuns(parts: readonly MemberRun[]): MemberRun {
+  return {
+    full: parts.flatMap((part) => part.full),
+    windows: parts.flatMap((part) => part.windows),
+    refusal: parts.find((part) => part.refusal !== null)?.refusal ?? null,
+  };
+}
+
 export async function runMember(
   member: Member,
   tasks: readonly ForecastTask[],
