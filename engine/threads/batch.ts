@@ -104,10 +104,21 @@ export function runLocalBatch(model: LocalModel, tasks: readonly ForecastTask[])
   });
 }
 
-/** Runs an ensemble member's batch where it lands (a model thread), as the ensemble would run it itself. */
-export async function runMemberBatch(models: LoadedModels, batch: MemberBatch): Promise<MemberRun> {
-  const model = await models.load(batch.member);
-  return runMember({ name: batch.member, model }, batch.tasks, batch.cuts, batch.context, batch.settings);
+/** A member's share as a thread hands it back: its run, or the message of the model's own failure. */
+export type MemberShare = { run: MemberRun } | { failure: string };
+
+/**
+ * Runs an ensemble member's batch where it lands (a model thread), as the ensemble would run it
+ * itself. A model's failure comes back as a value, so that only the thread's own (stopped,
+ * cancelled) rejects.
+ */
+export async function runMemberBatch(models: LoadedModels, batch: MemberBatch): Promise<MemberShare> {
+  try {
+    const model = await models.load(batch.member);
+    return { run: await runMember({ name: batch.member, model }, batch.tasks, batch.cuts, batch.context, batch.settings) };
+  } catch (err) {
+    return { failure: err instanceof Error ? err.message : String(err) };
+  }
 }
 
 const runsMembers = (model: LocalModel | GlobalModel): model is EnsembleModel => 'forecastWith' in model;

@@ -6,8 +6,7 @@
  */
 import { workerData } from 'node:worker_threads';
 import type { ModelSettings } from '../../models/contract/model-interface.ts';
-import type { MemberRun } from '../../models/families/ensemble/members.ts';
-import { LoadedModels, runBatch, runMemberBatch, type MemberBatch, type ThreadBatch, type ThreadResult } from './batch.ts';
+import { LoadedModels, runBatch, runMemberBatch, type MemberBatch, type MemberShare, type ThreadBatch, type ThreadResult } from './batch.ts';
 
 /** What every model thread is started with (pool.ts). */
 export interface ThreadData {
@@ -18,6 +17,6 @@ export interface ThreadData {
 
 const models = new LoadedModels((workerData as ThreadData).models);
 
-export default function runThreadBatch(batch: ThreadBatch | MemberBatch): Promise<ThreadResult[] | MemberRun> {
+export default function runThreadBatch(batch: ThreadBatch | MemberBatch): Promise<ThreadResult[] | MemberShare> {
   return 'member' in batch ? runMemberBatch(models, batch) : runBatch(models, batch);
 }

@@ -3,7 +3,7 @@ import type { ContextSeries, ForecastTask, GlobalBatchOptions, ModelSettings } f
 import { watchQueueDepth } from '../../telemetry/prometheus-metrics.ts';
 import { DeadlineTaskQueue, withQueueOptions, type Lane } from './queue-order.ts';
 import { joinMemberRuns, type MemberRun, type MemberRunner } from '../../models/families/ensemble/members.ts';
-import { LoadedModels, runBatch, type MemberBatch, type ThreadBatch, type ThreadResult } from './batch.ts';
+import { LoadedModels, runBatch, type MemberBatch, type MemberShare, type ThreadBatch, type ThreadResult } from './batch.ts';
 import type { ThreadData } from './model-thread.ts';
 
 /**
@@ -139,6 +139,20 @@ export class ModelThreads {
     lane: Lane = 'interactive',
   ): Promise<ThreadResult[]> {
     if (tasks.length === 0) return [];
+    // A thread's own failure (stopped, cancelled) is the batch's, as for one batch on a thread:
+    // it rejects, so that a job's chunk is retried or cancelled, not failed as the model's.
+    const lost: unknown[] = [];
+    const share = async (batch: MemberBatch): Promise<MemberRun> => {
+      let result: MemberShare;
+      try {
+        result = await this.home.threads.run(withQueueOptions(batch, { lane, requestSize: tasks.length }), { signal: this.signal });
+      } catch (error) {
+        lost.push(error);
+        throw error;
+      }
+      if ('failure' in result) throw new Error(result.failure);
+      return result.run;
+    };
     const runner: MemberRunner = async (member, memberTasks, cuts, memberContext, settings) => {
       const global = 'forecastBatch' in member.model;
       const size = global ? memberTasks.length : Math.max(1, Math.ceil(memberTasks.length / (this.size * 4)));
@@ -151,13 +165,12 @@ export class ModelThreads {
           context: global ? [...memberContext] : [],
           settings,
         };
-        shares.push(this.home.threads.run(withQueueOptions(batch, { lane, requestSize: tasks.length }), { signal: this.signal }));
+        shares.push(share(batch));
       }
       return joinMemberRuns(await Promise.all(shares));
     };
     const results = await runBatch(this.home.here, { model, tasks, context, options }, runner);
-    // A cancelled batch stops as one run on a thread does, not as the model's failure.
-    this.signal?.throwIfAborted();
+    if (lost.length > 0) throw lost[0];
     return results;
   }
 

@@ -77,3 +77,14 @@ test("an ensemble's members fit on the threads, and it forecasts exactly as its 
 test('a cancelled ensemble stops as a cancelled batch does', async () => {
   await expect(threads.withSignal(AbortSignal.abort()).runCombining('ensemble', shortMonthly(), [])).rejects.toThrow(/abort/i);
 });
+
+test('an ensemble whose threads stop under it rejects, as one batch on a thread does, and is not read as the model failing', async () => {
+  const own = new ModelThreads(2, loadConfig({}).engine.models);
+  const outcome = own.runCombining('ensemble', shortMonthly(), []).then(
+    () => 'resolved',
+    (error: Error) => error,
+  );
+  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  await own.close();
+  expect(await outcome).toBeInstanceOf(Error);
+}, 60_000);
