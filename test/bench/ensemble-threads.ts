@@ -80,9 +80,9 @@ export async function run(argv: string[]): Promise<void> {
     const same = [...oneThread, ...spread].every((t) => isDeepStrictEqual(forecasts(t.results), forecasts(oneThread[0].results)));
     const row = (label: string, runs: Timing[]) =>
       `${label.padEnd(34)} ${median(runs.map((r) => r.wall))
-        .toFixed(1)
+        .toFixed(3)
         .padStart(8)} ${median(runs.map((r) => r.cpu))
-        .toFixed(1)
+        .toFixed(3)
         .padStart(8)} ${median(runs.map((r) => r.stallMs))
         .toFixed(0)
         .padStart(13)}`;
@@ -91,7 +91,7 @@ export async function run(argv: string[]): Promise<void> {
     console.log(row('whole request on one thread', oneThread));
     console.log(row('members on every thread', spread));
     const ratios = oneThread.map((t, k) => t.wall / spread[k].wall);
-    console.log(`- wall time, one thread / every thread, run by run: ${ratios.map((r) => r.toFixed(2)).join(', ')}`);
+    console.log(`- wall time, one thread / every thread, run by run: ${ratios.map((r) => r.toFixed(2)).join(', ')}; median ${median(ratios).toFixed(2)}`);
     console.log(`- forecasts identical across every run: ${same ? 'yes' : 'NO'}`);
     if (!same) process.exitCode = 1;
   } finally {
