@@ -30,9 +30,9 @@ export interface ThreadBatch {
 /** One ensemble member's share of a request (a local member's) or all of it (a global member's), with the windows to run. */
 export interface MemberBatch {
   member: string;
-  tasks: ForecastTask[];
-  cuts: number[][];
-  context: ContextSeries[];
+  tasks: readonly ForecastTask[];
+  cuts: readonly number[][];
+  context: readonly ContextSeries[];
   settings: RunSettings;
 }
 

@@ -92,14 +92,18 @@ export class ModelThreads {
   /** Runs the tasks of one local model across the threads, in chunks, keeping the input order. */
   async runLocal(model: string, tasks: ForecastTask[], lane: Lane = 'interactive'): Promise<ThreadResult[]> {
     if (tasks.length === 0) return [];
-    // A few chunks per thread balance uneven fit times without paying a message per task.
-    const chunkSize = Math.max(1, Math.ceil(tasks.length / (this.size * 4)));
+    const chunkSize = this.localChunkSize(tasks.length);
     const chunks: Promise<ThreadResult[]>[] = [];
     for (let start = 0; start < tasks.length; start += chunkSize) {
       const batch: ThreadBatch = { model, tasks: tasks.slice(start, start + chunkSize) };
       chunks.push(this.run(batch, lane, tasks.length));
     }
     return (await Promise.all(chunks)).flat();
+  }
+
+  /** A local model's tasks per chunk: a few chunks per thread balance uneven fit times without paying a message per task. */
+  private localChunkSize(count: number): number {
+    return Math.max(1, Math.ceil(count / (this.size * 4)));
   }
 
   /**
@@ -155,14 +159,14 @@ export class ModelThreads {
     };
     const runner: MemberRunner = async (member, memberTasks, cuts, memberContext, settings) => {
       const global = 'forecastBatch' in member.model;
-      const size = global ? memberTasks.length : Math.max(1, Math.ceil(memberTasks.length / (this.size * 4)));
+      const size = global ? memberTasks.length : this.localChunkSize(memberTasks.length);
       const shares: Promise<MemberRun>[] = [];
       for (let start = 0; start < memberTasks.length; start += size) {
         const batch: MemberBatch = {
           member: member.name,
           tasks: memberTasks.slice(start, start + size),
           cuts: cuts.slice(start, start + size),
-          context: global ? [...memberContext] : [],
+          context: global ? memberContext : [],
           settings,
         };
         shares.push(share(batch));
