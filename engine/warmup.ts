@@ -11,7 +11,7 @@ export interface WarmedModel {
 
 /**
  * Loads a model ahead of traffic: starts the model threads and has each load the model's code by
- * forecasting a tiny series. Returns how long that took. For a foundation model this checks the
+ * forecasting a tiny series (an ensemble also on the event loop, where requests combine it). Returns how long that took. For a foundation model this checks the
  * installed export (its checksum is computed once per file) and creates the ONNX Runtime session
  * that later requests reuse, on the execution provider chosen or configured; a model that fails
  * to load is `model_unavailable`, saying why in words that name no server path.
@@ -20,11 +20,13 @@ export async function warmUpModel(engine: Engine, name: string): Promise<WarmedM
   const model = requireRunnableModel(name, engine.settings.models);
   const started = performance.now();
   const probe = { history: Float64Array.from({ length: 8 }, (_, i) => 10 + (i % 2)), horizon: 1, quantiles: [0.5], seasonLength: 1 };
-  const results = await Promise.all(
-    Array.from({ length: engine.threads.size }, () =>
-      model.loadGlobal ? engine.threads.runGlobal(model.name, [probe], []) : engine.threads.runLocal(model.name, [probe]),
-    ),
+  const onEachThread = Array.from({ length: engine.threads.size }, () =>
+    model.loadGlobal ? engine.threads.runGlobal(model.name, [probe], []) : engine.threads.runLocal(model.name, [probe]),
   );
+  // A model that combines others runs on the event loop too, handing its members to the threads
+  // (tasks.ts): its copy there loads with the first request unless warmed the same way.
+  const here = model.capabilities.combinesMembers ? [engine.threads.runCombining(model.name, [probe], [])] : [];
+  const results = await Promise.all([...onEachThread, ...here]);
   const failed = results.flat().find((r) => !r.ok);
   if (failed && !failed.ok && failed.unavailable) throw modelUnavailable(name, failed.message, engine.settings.models, failed.unavailable.operatorDetail);
   if (model.capabilities.needsWeights && failed && !failed.ok) {

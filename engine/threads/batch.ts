@@ -54,6 +54,11 @@ export class LoadedModels {
 
   constructor(private readonly settings: ModelSettings) {}
 
+  /** Whether this model was loaded here (or is loading). */
+  holds(name: string): boolean {
+    return this.loaded.has(name);
+  }
+
   load(name: string): Promise<LocalModel | GlobalModel> {
     let model = this.loaded.get(name);
     if (!model) {

@@ -178,6 +178,11 @@ export class ModelThreads {
     return results;
   }
 
+  /** Whether the event loop holds this model (an ensemble, once it ran or was warmed here). */
+  holdsHere(model: string): boolean {
+    return this.home.here.holds(model);
+  }
+
   /** Stops the threads (of every view: close the engine that made them, once). */
   close(): Promise<void> {
     return this.home.close();
