@@ -14,25 +14,30 @@ export function differenceForCss(y: ArrayLike<number>, o: ArmaOrders, w: Float64
   for (let i = 0; i < o.D; i++) for (let l = n - 1; l >= o.m; l--) w[l] -= w[l - o.m];
 }
 
-/** Non-zero lags of a polynomial, for the recursion to skip the zeros of seasonal products. */
+/**
+ * Non-zero lags of a polynomial, for the recursion to skip the zeros of seasonal products. The
+ * first `count` entries of `lag` and `coef` hold them; the arrays may be longer.
+ */
 export interface SparsePoly {
   readonly lag: Int32Array;
   readonly coef: Float64Array;
+  count: number;
 }
 
-export function sparsePoly(c: Float64Array): SparsePoly {
-  // Plain loops: built twice per CSS evaluation, where a typed array's from() with a mapping
-  // callback showed in the profile of a short series' whole search.
-  let count = 0;
-  for (let i = 0; i < c.length; i++) if (c[i] !== 0) count++;
-  const lag = new Int32Array(count);
-  const coef = new Float64Array(count);
-  for (let i = 0, k = 0; i < c.length; i++) {
+/**
+ * The non-zero lags of c, written into `into` when it is large enough. The CSS objective builds
+ * two per evaluation inside the optimiser: fresh typed arrays each time showed in its profile.
+ */
+export function sparsePoly(c: Float64Array, into?: SparsePoly): SparsePoly {
+  const poly = into && into.lag.length >= c.length ? into : { lag: new Int32Array(c.length), coef: new Float64Array(c.length), count: 0 };
+  let k = 0;
+  for (let i = 0; i < c.length; i++) {
     if (c[i] === 0) continue;
-    lag[k] = i;
-    coef[k++] = c[i];
+    poly.lag[k] = i;
+    poly.coef[k++] = c[i];
   }
-  return { lag, coef };
+  poly.count = k;
+  return poly;
 }
 
 /**
@@ -46,8 +51,8 @@ export function cssMeanSquare(w: Float64Array, n: number, phi: SparsePoly, theta
   const pc = phi.coef;
   const ql = theta.lag;
   const qc = theta.coef;
-  const np = pl.length;
-  const nq = ql.length;
+  const np = phi.count;
+  const nq = theta.count;
   for (let l = 0; l < ncond && l < n; l++) resid[l] = 0;
   for (let l = ncond; l < n; l++) {
     let tmp = w[l];

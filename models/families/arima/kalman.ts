@@ -95,6 +95,9 @@ const STEADY_TOL = 1e-13;
 /** Steps between convergence checks (each compares two consecutive steps). */
 const CHECK_EVERY = 8;
 
+/** differenceTerms of the last delta asked for. */
+let lastTerms: { delta: Float64Array; r: number; dI: Int32Array; dV: Float64Array } | null = null;
+
 /**
  * Runs the Kalman filter over y (NaN = missing), updating ss.a and ss.P in place so that they
  * hold the filtered state at the end (ss.Pn keeps the initial covariance). Writes standardised
@@ -108,10 +111,13 @@ const CHECK_EVERY = 8;
  * changing (steady state) only the state mean is updated.
  */
 /** The non-zero coefficients of the differencing polynomial, with the state slots they multiply. */
-function differenceTerms(delta: ArrayLike<number>, r: number): { dI: Int32Array; dV: Float64Array } {
+function differenceTerms(delta: Float64Array, r: number): { dI: Int32Array; dV: Float64Array } {
+  // An optimiser filters one state space (one delta, never changed) thousands of times in a row.
+  if (lastTerms && lastTerms.delta === delta && lastTerms.r === r) return lastTerms;
   const dIdx: number[] = [];
   for (let k = 0; k < delta.length; k++) if (delta[k] !== 0) dIdx.push(k);
-  return { dI: Int32Array.from(dIdx, (k) => r + k), dV: Float64Array.from(dIdx, (k) => delta[k]) };
+  lastTerms = { delta, r, dI: Int32Array.from(dIdx, (k) => r + k), dV: Float64Array.from(dIdx, (k) => delta[k]) };
+  return lastTerms;
 }
 
 /** The predicted state anew = T a, in state order: the ARMA part, then the differencing part. */

@@ -1,8 +1,8 @@
-import { cssMeanSquare, differenceForCss, sparsePoly } from './css.ts';
+import { cssMeanSquare, differenceForCss, sparsePoly, type SparsePoly } from './css.ts';
 import { gainRecord, kalmanLikelihood, kalmanReplay, type GainRecord } from './kalman.ts';
 import { removeRegression } from './regression.ts';
 import { makeStateSpace, resetStateSpace, type ArimaStateSpace } from './arima-state-space.ts';
-import { armaCount, expandArma, type ArmaOrders } from './transform.ts';
+import { armaCount, expandArma, type ArmaOrders, type ExpandedArma } from './transform.ts';
 
 /** Objective factory shared by the CSS and likelihood optimisations. */
 export class ArimaObjectives {
@@ -12,6 +12,12 @@ export class ArimaObjectives {
   private readonly resid: Float64Array;
   private readonly par: Float64Array;
   private readonly narma: number;
+  // Buffers every evaluation writes into: the optimisers call an objective thousands of times
+  // per fit, and fresh typed arrays for these small vectors showed in the profile.
+  private readonly arma: ExpandedArma;
+  private readonly mapped: Float64Array;
+  private readonly sparsePhi: SparsePoly;
+  private readonly sparseTheta: SparsePoly;
   private cachedW = false;
   private ss: ArimaStateSpace | null = null;
   /**
@@ -35,6 +41,10 @@ export class ArimaObjectives {
     this.resid = new Float64Array(this.n);
     this.par = new Float64Array(base.length);
     this.narma = armaCount(o);
+    this.arma = { phi: new Float64Array(o.p + o.m * o.P), theta: new Float64Array(o.q + o.m * o.Q) };
+    this.mapped = new Float64Array(base.length);
+    this.sparsePhi = sparsePoly(this.arma.phi);
+    this.sparseTheta = sparsePoly(this.arma.theta);
     this.gains = cols.length > 0 ? gainRecord() : null;
   }
 
@@ -50,13 +60,13 @@ export class ArimaObjectives {
   css(ncond: number): (p: Float64Array) => number {
     return (p) => {
       const par = this.fill(p);
-      const { phi, theta } = expandArma(par, this.o, false);
+      const { phi, theta } = expandArma(par, this.o, false, this.arma);
       if (this.cols.length > 0 || !this.cachedW) {
         removeRegression(this.x, this.cols, par, this.narma, this.work);
         differenceForCss(this.work, this.o, this.w);
         this.cachedW = this.cols.length === 0;
       }
-      const res = cssMeanSquare(this.w, this.n, sparsePoly(phi), sparsePoly(theta), theta.length, ncond, this.resid);
+      const res = cssMeanSquare(this.w, this.n, sparsePoly(phi, this.sparsePhi), sparsePoly(theta, this.sparseTheta), theta.length, ncond, this.resid);
       return 0.5 * Math.log(res);
     };
   }
@@ -65,7 +75,7 @@ export class ArimaObjectives {
   likelihood(transform: boolean): (p: Float64Array) => number {
     return (p) => {
       const par = this.fill(p);
-      const { phi, theta } = expandArma(par, this.o, transform);
+      const { phi, theta } = expandArma(par, this.o, transform, this.arma, this.mapped);
       const r = Math.max(phi.length, theta.length + 1);
       if (r > 350) return Number.MAX_VALUE;
       removeRegression(this.x, this.cols, par, this.narma, this.work);

@@ -49,6 +49,8 @@ interface Workspace {
   /** The AR coefficients (and r) the factorisation is for; r = 0 when there is none. */
   keyPhi: Float64Array;
   keyR: number;
+  /** Scratch for the solution's last r entries while they move to the front. */
+  tail: Float64Array;
 }
 
 let work: Workspace | null = null;
@@ -79,6 +81,7 @@ function workspace(np: number): Workspace {
       eqEnd: new Int32Array(np),
       keyPhi: new Float64Array(0),
       keyR: 0,
+      tail: new Float64Array(np),
     };
   }
   return work;
@@ -271,9 +274,10 @@ function backSubstitute(ws: Workspace, res: Float64Array, r: number): void {
     res[im] = bi;
   }
   const npr = np - r;
-  const first = res.slice(npr, np);
+  const tail = ws.tail;
+  for (let i = 0; i < r; i++) tail[i] = res[npr + i];
   res.copyWithin(r, 0, npr);
-  res.set(first, 0);
+  for (let i = 0; i < r; i++) res[i] = tail[i];
 }
 
 /**

@@ -105,16 +105,18 @@ export interface ExpandedArma {
 
 /**
  * Coefficient vector (ar, ma, sar, sma, ...) -> expanded AR and MA polynomials, optionally
- * mapping the AR blocks from the unconstrained space first.
+ * mapping the AR blocks from the unconstrained space first. Inside an optimiser's loop, `out`
+ * (polynomials of the right lengths) and `mapped` (par's length) take the results in place.
  */
-export function expandArma(par: ArrayLike<number>, o: ArmaOrders, transform: boolean, out?: ExpandedArma): ExpandedArma {
+export function expandArma(par: ArrayLike<number>, o: ArmaOrders, transform: boolean, out?: ExpandedArma, mapped?: Float64Array): ExpandedArma {
   const np = o.p + o.m * o.P;
   const nq = o.q + o.m * o.Q;
   const phi = out && out.phi.length === np ? out.phi : new Float64Array(np);
   const theta = out && out.theta.length === nq ? out.theta : new Float64Array(nq);
   let params: ArrayLike<number> = par;
   if (transform && (o.p > 0 || o.P > 0)) {
-    const t = Float64Array.from(par as ArrayLike<number>);
+    const t = mapped && mapped.length === par.length ? mapped : new Float64Array(par.length);
+    t.set(par);
     pacfToAr(o.p, par, 0, t, 0);
     pacfToAr(o.P, par, o.p + o.q, t, o.p + o.q);
     params = t;
@@ -136,7 +138,7 @@ export function expandArma(par: ArrayLike<number>, o: ArmaOrders, transform: boo
     theta[(j + 1) * o.m - 1] += B;
     for (let i = 0; i < o.q; i++) theta[(j + 1) * o.m + i] += params[o.p + i] * B;
   }
-  return { phi, theta };
+  return out && out.phi === phi && out.theta === theta ? out : { phi, theta };
 }
 
 /**
