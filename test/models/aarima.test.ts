@@ -349,7 +349,7 @@ describe('aarima model', () => {
   });
 });
 
-describe('a bound on the exact refits (the ensemble runs aarima with maxRefits 1)', () => {
+describe('a bound on the exact refits (the ensemble runs aarima with maxRefits 2)', () => {
   const series = (id: string) => loadRSeasonal().find((s) => s.id === id)!;
   const fitted = (id: string, maxRefits?: number) => {
     const s = series(id);
@@ -367,6 +367,11 @@ describe('a bound on the exact refits (the ensemble runs aarima with maxRefits 1
     const bounded = fitted('mdeaths', 1);
     expect(bounded.method).toBe('CSS');
     expect(bounded.orders).toMatchObject({ p: 3, q: 0, P: 2, D: 1, Q: 0 });
+    // A second refit reaches the candidate R's walk accepts.
+    const second = fitted('mdeaths', 2);
+    expect(second.method).toBe('CSS-ML');
+    expect(second.orders).toEqual(walked.orders);
+    expect(Array.from(second.coef)).toEqual(Array.from(walked.coef));
   });
 
   it('changes nothing where the first refit is accepted', () => {

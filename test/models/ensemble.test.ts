@@ -194,7 +194,12 @@ describe('ensemble model', () => {
     const { runs } = await runMembers([{ name: 'aarima', model: aarima }], [seriesTask], [], 2, EARLIEST_WINDOW);
     expect(runs[0].windows[0][0]).toEqual(windowWith(0));
     expect(windowWith(0)).not.toEqual(windowWith(1));
-    expect(runs[0].full[0]).toEqual(aarima.forecast({ ...seriesTask, options: { approximation: 'on', maxRefits: 1 } }));
+    expect(runs[0].full[0]).toEqual(aarima.forecast({ ...seriesTask, options: { approximation: 'on', maxRefits: 2 } }));
+    // mdeaths: the search's best candidate is refused when refitted; the ensemble refits the next.
+    const refused = task(loadRSeasonal().find((s) => s.id === 'mdeaths')!.y, 12, 12, [0.1, 0.9]);
+    const second = await runMembers([{ name: 'aarima', model: aarima }], [refused], [], 2, EARLIEST_WINDOW);
+    expect(second.runs[0].full[0]).toEqual(aarima.forecast({ ...refused, options: { approximation: 'on', maxRefits: 2 } }));
+    expect(second.runs[0].full[0]).not.toEqual(aarima.forecast({ ...refused, options: { approximation: 'on', maxRefits: 1 } }));
     // Where every window runs, the fit carried through them is the CSS one too.
     const carried = await runMembers([{ name: 'aarima', model: aarima }], [seriesTask], [], 3, EVERY_WINDOW);
     const cuts = windowCuts(y.length, 12, 3);

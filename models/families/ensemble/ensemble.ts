@@ -68,12 +68,12 @@ const covers = (ran: WindowsRun, needed: WindowsRun) => ran === 'all' || ran ===
  * drops the 52-week season that `mstl` covers anyway (docs/decisions/008-aets-estimates-as-statsforecast.md).
  * `aarima` compares its candidates by their CSS fit on short series too, as R does on long ones:
  * the short profile's costliest member, and as accurate that way within the ensemble
- * (docs/decisions/059-ensemble-arima-search-on-short-series.md). It refits only the best candidate
- * by maximum likelihood and keeps that candidate's CSS fit where the refit is refused: R's walk
- * down the list, refit after refused refit, was most of its cost on short seasonal series
- * (docs/decisions/067-ensemble-arima-refits-one-candidate.md).
+ * (docs/decisions/059-ensemble-arima-search-on-short-series.md). It refits at most the two best
+ * candidates by maximum likelihood and keeps the best one's CSS fit where both refits are refused:
+ * R's walk down the list, refit after refused refit, was most of its cost on short seasonal series
+ * (docs/decisions/098-ensemble-arima-refits-two-candidates.md).
  */
-const MEMBER_OPTIONS: Readonly<Record<string, object>> = { aets: { estimation: 'r' }, aarima: { approximation: 'on', maxRefits: 1 } };
+const MEMBER_OPTIONS: Readonly<Record<string, object>> = { aets: { estimation: 'r' }, aarima: { approximation: 'on', maxRefits: 2 } };
 
 /**
  * Members' options in their windows, where they differ from MEMBER_OPTIONS. Windows are read for
