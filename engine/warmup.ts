@@ -11,10 +11,11 @@ export interface WarmedModel {
 
 /**
  * Loads a model ahead of traffic: starts the model threads and has each load the model's code by
- * forecasting a tiny series (an ensemble also on the event loop, where requests combine it). Returns how long that took. For a foundation model this checks the
- * installed export (its checksum is computed once per file) and creates the ONNX Runtime session
- * that later requests reuse, on the execution provider chosen or configured; a model that fails
- * to load is `model_unavailable`, saying why in words that name no server path.
+ * forecasting a tiny series (an ensemble also on the event loop, where requests combine it).
+ * Returns how long that took. For a foundation model this checks the installed export (its
+ * checksum is computed once per file) and creates the ONNX Runtime session that later requests
+ * reuse, on the execution provider chosen or configured; a model that fails to load is
+ * `model_unavailable`, saying why in words that name no server path.
  */
 export async function warmUpModel(engine: Engine, name: string): Promise<WarmedModel> {
   const model = requireRunnableModel(name, engine.settings.models);

@@ -98,18 +98,6 @@ const CHECK_EVERY = 8;
 /** differenceTerms of the last delta asked for. */
 let lastTerms: { delta: Float64Array; r: number; dI: Int32Array; dV: Float64Array } | null = null;
 
-/**
- * Runs the Kalman filter over y (NaN = missing), updating ss.a and ss.P in place so that they
- * hold the filtered state at the end (ss.Pn keeps the initial covariance). Writes standardised
- * innovations into resid if given.
- *
- * Most rows of the transition matrix T shift the state by one place, so most of T P T' is P
- * itself with relabelled states. The covariance is therefore stored by physical slots with a
- * state -> slot map: a shift only relabels slots, and only the few rows holding AR or
- * differencing coefficients (and the new ARMA state) are computed each step. Covariances are
- * symmetric; only the lower triangle in slot order is stored. Once the filtered covariance stops
- * changing (steady state) only the state mean is updated.
- */
 /** The non-zero coefficients of the differencing polynomial, with the state slots they multiply. */
 function differenceTerms(delta: Float64Array, r: number): { dI: Int32Array; dV: Float64Array } {
   // An optimiser filters one state space (one delta, never changed) thousands of times in a row.
@@ -146,9 +134,16 @@ function predictState(
 }
 
 /**
- * The likelihood sums of `y`. The filter works on lower triangles stored by slots
- * (slot-covariance.ts), skips the known zeros of the transition matrix, stops updating the
- * covariance once it has converged, and, when only the likelihood is wanted, switches to the
+ * The likelihood sums of `y` (NaN = missing) by the Kalman filter, updating ss.a and ss.P in
+ * place so that they hold the filtered state at the end (ss.Pn keeps the initial covariance).
+ * Writes standardised innovations into resid if given.
+ *
+ * Most rows of the transition matrix T shift the state by one place, so most of T P T' is P
+ * itself with relabelled states. The covariance is therefore stored by physical slots with a
+ * state -> slot map (slot-covariance.ts): a shift only relabels slots, and only the few rows
+ * holding AR or differencing coefficients (and the new ARMA state) are computed each step. Only
+ * the lower triangle is stored. Once the filtered covariance stops changing (steady state) only
+ * the state mean is updated; when only the likelihood is wanted, the filter switches to the
  * Chandrasekhar recursions (chandrasekhar.ts). It can record its gains for kalmanReplay.
  */
 export function kalmanLikelihood(y: ArrayLike<number>, ss: ArimaStateSpace, resid?: Float64Array, opts: FilterOptions = {}): LikelihoodSums {
