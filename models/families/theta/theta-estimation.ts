@@ -41,8 +41,18 @@ export interface ThetaFit {
 
 /** One-step forecast from the state after observation i - 1 (the model's mu at time i, 0-based). */
 export function oneStep(s: ThetaState, i: number, p: ThetaParameters): number {
+  const decay = 1 - p.alpha;
+  return oneStepWith(s, p, Math.pow(decay, i), Math.pow(decay, i + 1));
+}
+
+/**
+ * oneStep given (1 - alpha)^i and (1 - alpha)^(i + 1): a pass over the series hands each step's
+ * second power to the next step as its first, the same value from the same call, so the filter
+ * inside the optimiser raises one power a step instead of two.
+ */
+function oneStepWith(s: ThetaState, p: ThetaParameters, decayToI: number, decayToNext: number): number {
   const { alpha, theta } = p;
-  return s.level + (1 - 1 / theta) * (s.a * Math.pow(1 - alpha, i) + (s.b * (1 - Math.pow(1 - alpha, i + 1))) / alpha);
+  return s.level + (1 - 1 / theta) * (s.a * decayToI + (s.b * (1 - decayToNext)) / alpha);
 }
 
 /** Takes in observation y at time i (>= 1); the trend is re-estimated only by dynamic models. */
@@ -85,8 +95,12 @@ export function filter(y: Float64Array, variant: ThetaVariant, p: ThetaParameter
   const { state, mu0 } = initialState(y, variant, p);
   if (residuals) residuals[0] = y[0] - mu0;
   let squares = 0;
+  const decay = 1 - p.alpha;
+  let decayToI = Math.pow(decay, 1);
   for (let i = 1; i < y.length; i++) {
-    const e = y[i] - oneStep(state, i, p);
+    const decayToNext = Math.pow(decay, i + 1);
+    const e = y[i] - oneStepWith(state, p, decayToI, decayToNext);
+    decayToI = decayToNext;
     if (residuals) residuals[i] = e;
     if (i >= 3) squares += e * e;
     advance(state, i, y[i], p.alpha, dynamic);
