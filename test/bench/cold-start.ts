@@ -15,6 +15,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { freePort } from '../store/minio.ts';
 import { startTestTemporal } from '../jobs/temporal-env.ts';
 import { testTempDir } from '../temp-root.ts';
+import { median } from './accuracy/scoring.ts';
 import { benchOptions } from './options.ts';
 
 const USAGE = 'usage: npm run bench -- cold-start [--runs 5] [--skip-build]';
@@ -65,12 +66,6 @@ async function coldStart(form: Form, temporal: TestWorkflowEnvironment): Promise
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
 }
-
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-};
 
 export async function run(argv: string[]): Promise<void> {
   const options = benchOptions(

@@ -15,6 +15,7 @@ import { ModelThreads } from '../../engine/threads/pool.ts';
 import type { ThreadResult } from '../../engine/threads/batch.ts';
 import type { ForecastTask } from '../../models/contract/model-interface.ts';
 import { globalTasks } from './accuracy/runs.ts';
+import { median } from './accuracy/scoring.ts';
 import { loadShortSet, SHORT_SETS, shortSetTimes, type ShortSet } from './accuracy/short-sets.ts';
 import { benchOptions } from './options.ts';
 
@@ -43,10 +44,6 @@ async function timed(run: () => Promise<ThreadResult[]>): Promise<Timing> {
   return { wall, cpu: (cpu.user + cpu.system) / 1e6, stallMs: loop.max / 1e6, results };
 }
 
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
-};
 const forecasts = (results: ThreadResult[]) => results.map((r) => (r.ok ? [r.mean, r.quantiles] : r.message));
 
 export async function run(argv: string[]): Promise<void> {
