@@ -72,10 +72,11 @@ export class LoadedModels {
   }
 }
 
+const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 const failure = (err: unknown, seconds: number): ThreadResult => ({
   ok: false,
   inputError: err instanceof ModelInputError,
-  message: err instanceof Error ? err.message : String(err),
+  message: messageOf(err),
   ...(err instanceof ModelUnavailableError && { unavailable: { operatorDetail: err.operatorDetail } }),
   seconds,
 });
@@ -122,7 +123,7 @@ export async function runMemberBatch(models: LoadedModels, batch: MemberBatch): 
     const model = await models.load(batch.member);
     return { run: await runMember({ name: batch.member, model }, batch.tasks, batch.cuts, batch.context, batch.settings) };
   } catch (err) {
-    return { failure: err instanceof Error ? err.message : String(err) };
+    return { failure: messageOf(err) };
   }
 }
 
