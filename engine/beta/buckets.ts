@@ -21,7 +21,7 @@ export interface BucketSpec {
   ids: { name: string; column: string }[];
   targets: (TargetSpec & { aggregate: Aggregate })[];
   historical: { name: string; column: string }[];
-  /** SQL expression of the row's UTC TIMESTAMP. */
+  /** SQL expression of the row's UTC TIMESTAMP, its column qualified by `beta_input` (the grouping joins `beta_ids`). */
   time: string;
   /**
    * The `beta_input` column of a row's place in the upload (`TableSource.attach`), where a target
@@ -102,8 +102,8 @@ export function bucketQuery(spec: BucketSpec, pass: number): string {
     spec.ids.length ? 'd.sid' : '0 AS sid',
     `${stepIndexSql(spec.time, spec.freq)} AS k`,
     ...(spec.position ? [`${orderKey(spec.time, spec.position)} AS __o`] : []),
-    ...spec.targets.map((t) => `${valueExpression(t.name)} AS __${t.column}`),
-    ...spec.historical.map((h) => `${valueExpression(h.name)} AS __${h.column}`),
+    ...spec.targets.map((t) => `${valueExpression(t.name, 'beta_input')} AS __${t.column}`),
+    ...spec.historical.map((h) => `${valueExpression(h.name, 'beta_input')} AS __${h.column}`),
   ];
   const join = spec.ids.length
     ? `JOIN beta_ids d ON ${spec.ids.map((id) => `CAST(beta_input.${sqlIdent(id.name)} AS VARCHAR) = d.${id.column}`).join(' AND ')}`

@@ -35,15 +35,21 @@ export function checkSourceColumns(info: ColumnInfo[], columns: Columns, source:
   return types;
 }
 
+/**
+ * A column of `relation`, qualified when a query joins it to tables of the service's own: their
+ * names (`sid`, `i0`, `rowid`) are also names an upload may use.
+ */
+const columnRef = (column: string, relation?: string): string => (relation ? `${sqlIdent(relation)}.${sqlIdent(column)}` : sqlIdent(column));
+
 /** The time column as a UTC TIMESTAMP (the connection's time zone is UTC); text that is no date becomes NULL. */
-export function timeExpression(column: string, type: string): string {
-  const col = sqlIdent(column);
+export function timeExpression(column: string, type: string, relation?: string): string {
+  const col = columnRef(column, relation);
   return type === 'VARCHAR' ? `CAST(TRY_CAST(${col} AS TIMESTAMPTZ) AS TIMESTAMP)` : `CAST(${col} AS TIMESTAMP)`;
 }
 
 /** A numeric column as DOUBLE, with NaN and infinities read as missing. */
-export function valueExpression(column: string): string {
-  const value = `CAST(${sqlIdent(column)} AS DOUBLE)`;
+export function valueExpression(column: string, relation?: string): string {
+  const value = `CAST(${columnRef(column, relation)} AS DOUBLE)`;
   return `CASE WHEN isfinite(${value}) THEN ${value} END`;
 }
 

@@ -109,7 +109,7 @@ async function schemaLogic(c: DuckDBConnection, resolved: ResolvedBetaQuery, sou
     ids,
     targets,
     historical,
-    time: timeExpression(timeColumn, types.get(timeColumn)!),
+    time: timeExpression(timeColumn, types.get(timeColumn)!, 'beta_input'),
     position,
     freq,
     batches: passesFor(rowCount, dictionary.size),

@@ -115,6 +115,30 @@ describe('bucketing onto the frequency grid, duplicates combined by the aggregat
     );
     expect(error.errors![0].message).toMatch(/column 'v' is VARCHAR; a target must be numeric/);
   });
+
+  test("columns may carry the names of the service's own tables' columns", async () => {
+    // The grouping joins the upload to the series dictionary (sid, lvl, i0...); both have a rowid.
+    const named = `SELECT ts AS "rowid", v AS sid, v * 10 AS lvl, v + 1 AS i0, CASE WHEN v < 5 THEN 'a' ELSE 'b' END AS store FROM (${rows})`;
+    const columns = {
+      rowid: { kind: 'time', frequency: '1d' },
+      store: 'identifier',
+      sid: { kind: 'target', aggregate: 'sum' },
+      lvl: { kind: 'target', aggregate: 'last' },
+    };
+    const streamed = await prepare(input(columns), named);
+    expect(streamed.series.map((s) => s.ids)).toEqual([['a'], ['b']]);
+    expect([values(streamed, 0, 0), values(streamed, 1, 0), values(streamed, 1, 1)]).toEqual([[3], [6, 30], [60, 200]]);
+    // With a historical covariate the table path runs instead of the streamed one.
+    const tabled = await prepare(input({ ...columns, i0: 'historical' }), named);
+    expect(tabled.series.map((s) => [...s.targets.map((t) => Array.from(t)), Array.from(s.covariates[0])])).toEqual([
+      [[3], [20], [2.5]],
+      [
+        [6, 30],
+        [60, 200],
+        [7, 16],
+      ],
+    ]);
+  });
 });
 
 describe('gaps are filled by the impute rule', () => {
