@@ -12,11 +12,14 @@ import type { ColumnInfo, TableSource } from './table-sources.ts';
  */
 export function checkSourceColumns(info: ColumnInfo[], columns: Columns, source: TableSource, rolesPath: FieldPath): Map<string, string> {
   const types = new Map(info.map((c) => [c.name, c.type]));
+  const misread = new Map(info.flatMap((c) => (c.misread ? [[c.name, c.misread]] : [])));
   const errors: FieldError[] = [];
   for (const [name, role] of Object.entries(columns)) {
     const path = [...rolesPath, name];
     const type = types.get(name);
-    if (type === undefined) {
+    if (misread.has(name)) {
+      errors.push({ root: 'request', path, message: `column '${name}' is ${misread.get(name)}` });
+    } else if (type === undefined) {
       errors.push({
         root: 'request',
         path,

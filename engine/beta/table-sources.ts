@@ -6,6 +6,8 @@ import { sqlIdent, sqlString } from '../sql.ts';
 export interface ColumnInfo {
   name: string;
   type: string;
+  /** Why its values cannot be trusted as DuckDB reads them, when they cannot: the column is refused where a query uses it. */
+  misread?: string;
 }
 
 /**
@@ -47,9 +49,24 @@ export function unreadable(source: Pick<TableSource, 'label' | 'at'>, what: stri
 const PARQUET_POSITION = 'CAST(file_index AS BIGINT) * 1099511627776 + file_row_number';
 const VIRTUAL_COLUMNS = ['file_index', 'file_row_number'];
 
+/**
+ * Parquet decimals wider than 38 digits, which DuckDB 1.5.5 (decision 013) types as DOUBLE and
+ * reads as wrong numbers without an error. Only a DOUBLE column can be one; their footers are read
+ * again only when a file has a DOUBLE column.
+ */
+async function wideDecimals(c: DuckDBConnection, fileList: string, columns: ColumnInfo[]): Promise<Map<string, string>> {
+  if (!columns.some((col) => col.type === 'DOUBLE')) return new Map();
+  const result = await c.runAndReadAll(
+    `SELECT DISTINCT name, CAST(precision AS INTEGER) AS digits, CAST(scale AS INTEGER) AS scale FROM parquet_schema(${fileList}) WHERE converted_type = 'DECIMAL' AND precision > 38`,
+  );
+  const rows = result.getRowObjectsJS() as { name: string; digits: number; scale: number }[];
+  return new Map(rows.map((row) => [row.name, `DECIMAL(${row.digits},${row.scale})`]));
+}
+
 /** Parquet files DuckDB reads in place (an uploaded part, local files, an object-store glob). */
 export function parquetSource(label: string, at: FieldRef, files: string[]): TableSource {
-  const relation = `read_parquet([${files.map(sqlString).join(', ')}], union_by_name = true)`;
+  const fileList = `[${files.map(sqlString).join(', ')}]`;
+  const relation = `read_parquet(${fileList}, union_by_name = true)`;
   // Described once: attach reads the columns again for first and last (decision 068), and a glob
   // of many files, or an object store, would read every footer twice.
   let described: Promise<ColumnInfo[]> | undefined;
@@ -57,7 +74,16 @@ export function parquetSource(label: string, at: FieldRef, files: string[]): Tab
     (described ??= (async () => {
       try {
         const result = await c.runAndReadAll(`DESCRIBE SELECT * FROM ${relation}`);
-        return result.getRowObjectsJS().map((row) => ({ name: String(row.column_name), type: String(row.column_type) }));
+        const columns: ColumnInfo[] = result.getRowObjectsJS().map((row) => ({ name: String(row.column_name), type: String(row.column_type) }));
+        const wide = await wideDecimals(c, fileList, columns);
+        return columns.map((col) =>
+          col.type === 'DOUBLE' && wide.has(col.name)
+            ? {
+                ...col,
+                misread: `a Parquet ${wide.get(col.name)}; decimals of more than 38 digits are not read correctly here, write it as DOUBLE or DECIMAL(38, s) at most`,
+              }
+            : col,
+        );
       } catch (error) {
         throw unreadable({ label, at }, 'Parquet', error);
       }

@@ -207,6 +207,18 @@ describe('Arrow IPC uploads', () => {
     expect(data.cutoff[0]).toBe('2024-01-14T00:00:00Z');
   });
 
+  test('a Parquet decimal of more than 38 digits is refused at its column, not misread', async () => {
+    const res = await postBeta(app, [queryPart({ ...query, cutoff: undefined }), filePart('sales', 'test/fixtures/beta/sales-decimal256.parquet')]);
+    expect(res.statusCode).toBe(422);
+    const problem = res.json();
+    expect(problem.errors).toEqual([
+      {
+        path: 'body.query.input.columns.sales',
+        message: expect.stringMatching(/^column 'sales' is a Parquet DECIMAL\(40,2\); decimals of more than 38 digits are not read correctly here/),
+      },
+    ]);
+  });
+
   test.each([
     ['sales-lz4.arrow', 'LZ4'],
     ['sales-lz4.arrows', 'LZ4'],

@@ -1,11 +1,13 @@
 """
-Arrow IPC fixtures for test/beta, written by pyarrow (a writer other than the service's code):
+Arrow IPC and Parquet fixtures for test/beta, written by pyarrow (a writer other than the service's code):
 
   sales-lz4.arrow     IPC file, record batches compressed with LZ4_FRAME  (must be refused)
   sales-lz4.arrows    IPC stream, LZ4_FRAME                               (must be refused)
   sales-zstd.arrow    IPC file, ZSTD                                      (must be refused)
   sales-pyarrow.arrow IPC file, uncompressed, with a time-zoned timestamp and a
                       dictionary-encoded identifier                      (must be read)
+  sales-decimal256.parquet  Parquet, sales as DECIMAL(40, 2): wider than DuckDB 1.5.5
+                      reads correctly                                    (must be refused)
 
 The table: two stores (a, b), 14 days from 2024-01-01, sales = day number (+100 for store b).
 Run from the repository root:  python3 tools/beta/make-arrow-fixtures.py   (needs pyarrow)
@@ -14,7 +16,10 @@ import datetime
 import pathlib
 
 import pyarrow as pa
+import decimal
+
 import pyarrow.ipc as ipc
+import pyarrow.parquet as pq
 
 OUT = pathlib.Path(__file__).resolve().parents[2] / "test" / "fixtures" / "beta"
 OUT.mkdir(parents=True, exist_ok=True)
@@ -45,4 +50,6 @@ write_file("sales-lz4.arrow", "lz4")
 write_stream("sales-lz4.arrows", "lz4")
 write_file("sales-zstd.arrow", "zstd")
 write_file("sales-pyarrow.arrow", None)
-print(f"wrote 4 fixtures to {OUT} with pyarrow {pa.__version__}")
+wide = table.set_column(2, "sales", pa.array([decimal.Decimal(f"{r[2]:.2f}") for r in rows], pa.decimal256(40, 2)))
+pq.write_table(wide, OUT / "sales-decimal256.parquet")
+print(f"wrote 5 fixtures to {OUT} with pyarrow {pa.__version__}")
