@@ -6,12 +6,13 @@ import {
   DuckDBDataChunk,
   DuckDBTimestampValue,
   TIMESTAMP,
+  UBIGINT,
   VARCHAR,
   type DuckDBConnection,
   type DuckDBType,
   type DuckDBValue,
 } from '@duckdb/node-api';
-import { AsyncMessageReader, CompressionType, DataType, MessageHeader, RecordBatchReader, util, type Field, type Vector } from 'apache-arrow';
+import { AsyncMessageReader, CompressionType, DataType, MessageHeader, RecordBatchReader, TimeUnit, util, type Field, type Vector } from 'apache-arrow';
 import { EngineError, refuseField, type FieldRef } from '../errors.ts';
 import { sqlIdent } from '../sql.ts';
 import { rowidView, unreadable, type ColumnInfo, type TableSource } from './table-sources.ts';
@@ -30,17 +31,51 @@ interface Mapped {
   /** The DuckDB type name `describe` reports, so role checks treat Parquet and Arrow alike. */
   typeName: string;
   convert: (value: unknown) => DuckDBValue;
+  /** Reads a row from the vector's own buffers, where `vector.get`'s value has lost digits. */
+  exact?: (vector: Vector) => (row: number) => DuckDBValue;
 }
 
 const asBigInt = (v: unknown): DuckDBValue => (v === null || v === undefined ? null : typeof v === 'bigint' ? v : BigInt(v as number));
 const asNumber = (v: unknown): DuckDBValue => (v === null || v === undefined ? null : Number(v));
 const asString = (v: unknown): DuckDBValue => (v === null || v === undefined ? null : String(v));
 const asBoolean = (v: unknown): DuckDBValue => (v === null || v === undefined ? null : Boolean(v));
-/** apache-arrow reads timestamps and dates as epoch milliseconds (UTC, whatever the zone). */
+/** apache-arrow reads dates as epoch milliseconds (UTC). */
 const asTimestamp = (v: unknown): DuckDBValue => (v === null || v === undefined ? null : new DuckDBTimestampValue(BigInt(Math.round(Number(v) * 1000))));
+
+/** Microseconds per unit, or (nanoseconds) the divisor that takes a value to microseconds. */
+const MICROS: Record<TimeUnit, { times: bigint; per: bigint }> = {
+  [TimeUnit.SECOND]: { times: 1_000_000n, per: 1n },
+  [TimeUnit.MILLISECOND]: { times: 1000n, per: 1n },
+  [TimeUnit.MICROSECOND]: { times: 1n, per: 1n },
+  [TimeUnit.NANOSECOND]: { times: 1n, per: 1000n },
+};
+
+/**
+ * A timestamp column's rows as exact microseconds, from its 64-bit integers: apache-arrow's
+ * values are float milliseconds, in which a nanosecond time just before a step's start rounds into
+ * that step. Nanoseconds are dropped towards the past, as DuckDB's Parquet reader drops them
+ * after 1970.
+ */
+const exactTimestamps =
+  (unit: TimeUnit) =>
+  (vector: Vector): ((row: number) => DuckDBValue) => {
+    const { times, per } = MICROS[unit];
+    const chunks = vector.data.map((data) => ({ values: data.values as BigInt64Array, offset: data.offset, length: data.length }));
+    return (row) => {
+      if (!vector.isValid(row)) return null;
+      let at = row;
+      let chunk = 0;
+      while (at >= chunks[chunk].length) at -= chunks[chunk++].length;
+      const raw = chunks[chunk].values[chunks[chunk].offset + at];
+      if (per !== 1n) return new DuckDBTimestampValue(raw >= 0n ? raw / per : (raw - per + 1n) / per);
+      return new DuckDBTimestampValue(times === 1n ? raw : raw * times);
+    };
+  };
 
 function mapType(type: DataType): Mapped | null {
   if (DataType.isDictionary(type)) return mapType(type.dictionary);
+  // Unsigned 64-bit values reach 2^64, past BIGINT: DuckDB's UBIGINT, as its Parquet reader types them.
+  if (DataType.isInt(type) && type.bitWidth === 64 && !type.isSigned) return { type: UBIGINT, typeName: 'UBIGINT', convert: asBigInt };
   if (DataType.isInt(type)) return { type: BIGINT, typeName: 'BIGINT', convert: asBigInt };
   if (DataType.isFloat(type)) return { type: DOUBLE, typeName: 'DOUBLE', convert: asNumber };
   if (DataType.isDecimal(type)) {
@@ -53,7 +88,8 @@ function mapType(type: DataType): Mapped | null {
   }
   if (DataType.isBool(type)) return { type: BOOLEAN, typeName: 'BOOLEAN', convert: asBoolean };
   if (DataType.isUtf8(type) || DataType.isLargeUtf8(type)) return { type: VARCHAR, typeName: 'VARCHAR', convert: asString };
-  if (DataType.isTimestamp(type) || DataType.isDate(type)) return { type: TIMESTAMP, typeName: 'TIMESTAMP', convert: asTimestamp };
+  if (DataType.isTimestamp(type)) return { type: TIMESTAMP, typeName: 'TIMESTAMP', convert: asTimestamp, exact: exactTimestamps(type.unit) };
+  if (DataType.isDate(type)) return { type: TIMESTAMP, typeName: 'TIMESTAMP', convert: asTimestamp };
   return null;
 }
 
@@ -134,9 +170,10 @@ async function appendBatches(c: DuckDBConnection, table: string, reader: RecordB
       for (let from = 0; from < batch.numRows; from += CHUNK_ROWS) {
         const n = Math.min(CHUNK_ROWS, batch.numRows - from);
         const columns = vectors.map((vector, j) => {
-          const convert = mapped[j].convert;
+          const { convert, exact } = mapped[j];
+          const read = exact ? exact(vector) : (row: number) => convert(vector.get(row));
           const out: DuckDBValue[] = new Array(n);
-          for (let r = 0; r < n; r++) out[r] = convert(vector.get(from + r));
+          for (let r = 0; r < n; r++) out[r] = read(from + r);
           return out;
         });
         chunk.reset();
