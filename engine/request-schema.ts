@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { Covariate } from './covariates/registry.ts';
 import { FREQUENCIES } from './frequencies.ts';
 import { bulkArray } from './bulk-array.ts';
-import { instantMillis, scanIndex } from './time-index.ts';
+import { futureIndexFits, instantMillis, scanIndex } from './time-index.ts';
 import { modelConfigVariants } from '../models/contract/model-registry.ts';
 
 /**
@@ -45,7 +45,7 @@ const DATE_PATTERN =
   '[0-9]{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)|02-(?:0[1-9]|1[0-9]|2[0-8]))' +
   '|(?:[0-9]{2}(?:0[48]|[2468][048]|[13579][26])|(?:[02468][048]|[13579][26])00)-02-29';
 /** A time of day after `T` or a space: HH:MM, optional :SS with a fraction of 1-9 digits, optional `Z` or offset (+HH:MM, +HHMM). */
-const TIME_PATTERN = '[T ](?:[01][0-9]|2[0-3]):[0-5][0-9](?::[0-5][0-9](?:\\.[0-9]{1,9})?)?(?:Z|[+-][0-9]{2}:?[0-9]{2})?';
+const TIME_PATTERN = '[T ](?:[01][0-9]|2[0-3]):[0-5][0-9](?::[0-5][0-9](?:\\.[0-9]{1,9})?)?(?:Z|[+-](?:[01][0-9]|2[0-3]):?[0-5][0-9])?';
 
 /**
  * Exactly the entries engine/timestamp-scan.ts reads (test/contract/patterns.test.ts compares
@@ -132,7 +132,7 @@ export type InputSerie = z.output<typeof InputSerie>;
 
 /** Rules between fields that a single field's schema cannot see (section 2.2). */
 function checkLengths(req: z.output<z.ZodObject<any>>, ctx: z.RefinementCtx): void {
-  const { series, horizon } = req as { series: InputSerie[]; horizon: number };
+  const { series, horizon, freq } = req as { series: InputSerie[]; horizon: number; freq: (typeof FREQUENCIES)[number] };
   series.forEach((s, i) => {
     const at = (...rest: (string | number)[]) => ['series', i, ...rest];
     const n = s.target.length;
@@ -147,6 +147,12 @@ function checkLengths(req: z.output<z.ZodObject<any>>, ctx: z.RefinementCtx): vo
           code: 'custom',
           path: at('index', bad),
           message: `index must increase strictly: ${s.index[bad]} does not come after ${s.index[bad - 1]}`,
+        });
+      else if (!Number.isNaN(times[n - 1]) && !futureIndexFits(s.index[n - 1], freq, horizon))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['horizon'],
+          message: `series[${i}] ends at ${s.index[n - 1]}: ${horizon} steps of ${freq} after it pass the year 9999, the last a date of the index can name`,
         });
     }
     s.fcds?.forEach((k, j) => {

@@ -23,7 +23,7 @@ export interface ParsedTimestamp {
 
 const DAY_MS = 86_400_000;
 
-const PATTERN = /^(\d{4})-(\d{2})-(\d{2})(?:([T ])(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
+const PATTERN = /^(\d{4})-(\d{2})-(\d{2})(?:([T ])(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-](?:[01]\d|2[0-3]):?[0-5]\d)?)?$/;
 
 /** The shape of an index entry (see IndexFormat) and its fields as text; null when it has none of the accepted shapes. */
 function readShape(text: string): { format: IndexFormat; fields: (string | undefined)[] } | null {
@@ -114,6 +114,20 @@ export function buildFutureIndex(last: string, freq: Freq, count: number): strin
 
 /** Up to here toISOString writes the year with four digits, as the index does. */
 const LAST_FOUR_DIGIT_YEAR_MS = Date.UTC(10_000, 0, 1);
+
+/**
+ * Whether the `count` timestamps after `last` stay within the year 9999: an index entry has a
+ * four-digit year, and a later one would be no ISO 8601 date the service (or a client) reads back.
+ */
+export function futureIndexFits(last: string, freq: Freq, count: number): boolean {
+  const wall = scanTimestamp(last).wallClock;
+  const step = STEP[freq];
+  if (step.kind === 'months') {
+    const date = new Date(wall);
+    return date.getUTCFullYear() * 12 + date.getUTCMonth() + step.months * count < 10_000 * 12;
+  }
+  return wall + (step.kind === 'fixed' ? step.ms : step.days * DAY_MS) * count < LAST_FOUR_DIGIT_YEAR_MS;
+}
 
 const pad2 = (n: number) => (n < 10 ? '0' : '') + n;
 const pad3 = (n: number) => (n < 10 ? '00' : n < 100 ? '0' : '') + n;

@@ -106,7 +106,8 @@ export function scanTimestamp(text: string): ScannedTimestamp {
         const colon = text.charCodeAt(at + 3) === COLON ? 1 : 0;
         const hours = digits(text, at + 1, 2);
         const minutes = digits(text, at + 3 + colon, 2);
-        if (hours < 0 || minutes < 0) return INVALID;
+        // RFC 3339's offsets: hours 00 to 23, minutes 00 to 59 (a typo such as +99:99 is no offset).
+        if (hours < 0 || hours > 23 || minutes < 0 || minutes > 59) return INVALID;
         offsetMinutes = (sign === DASH ? -1 : 1) * (hours * 60 + minutes);
         at += 5 + colon;
       }

@@ -215,6 +215,12 @@ describe('validation: one errors entry per failing field, in the reference path 
       dailyRequest({}, { index: ['2024-01-02', '2024-01-01', ...Array.from({ length: 8 }, (_, i) => `2024-02-0${i + 1}`)] }),
       'body.series[0].index[1]',
     ],
+    [
+      'index offset past 23:59',
+      dailyRequest({}, { index: ['2024-01-01T00:00+24:00', ...Array.from({ length: 9 }, (_, i) => `2024-01-0${i + 2}`)] }),
+      'body.series[0].index[0]',
+    ],
+    ['forecast past the year 9999', dailyRequest({ freq: 'Y', horizon: 7976 }), 'body.horizon'],
     ['fcds past the end', dailyRequest({}, { fcds: [3, 11] }), 'body.series[0].fcds[1]'],
     ['fcds zero', dailyRequest({}, { fcds: [0] }), 'body.series[0].fcds[0]'],
     ['fcds empty', dailyRequest({}, { fcds: [] }), 'body.series[0].fcds'],
@@ -259,6 +265,20 @@ describe('validation: one errors entry per failing field, in the reference path 
     expect(problem).toMatchObject({ status: 422, code: 'invalid_request', title: expect.any(String) });
     expect(problem.errors.map((e: { path: string }) => e.path)).toContain(path);
     expect(new Set(problem.errors.map((e: { path: string }) => e.path)).size).toBe(problem.errors.length);
+  });
+
+  test('a forecast may reach 9999-12-31, not a day past it', async () => {
+    const index = Array.from({ length: 10 }, (_, i) => `9999-12-${String(19 + i).padStart(2, '0')}`);
+    const last = await post(dailyRequest({ horizon: 3 }, { index }));
+    expect(last.statusCode).toBe(200);
+    expect(last.json().series[0][0].index).toEqual(['9999-12-29', '9999-12-30', '9999-12-31']);
+    const past = await post(dailyRequest({ horizon: 4 }, { index }));
+    expect(past.statusCode).toBe(422);
+    expect(past.json().errors).toEqual([
+      { path: 'body.horizon', message: 'series[0] ends at 9999-12-28: 4 steps of D after it pass the year 9999, the last a date of the index can name' },
+    ]);
+    // Yearly steps from 2024: 7975 reach 9999, 7976 would not.
+    expect((await post(dailyRequest({ freq: 'Y', horizon: 7975, quantiles: [] }))).statusCode).toBe(200);
   });
 
   test('several failing fields give several entries', async () => {

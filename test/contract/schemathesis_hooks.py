@@ -37,6 +37,7 @@ INEXPRESSIBLE_RULES = [
     (r"forecast creation date \d+ is past the end of the target \(\d+ observations\)", "a bound given by another array's length"),
     (r"has \d+ values; expected \d+( or \d+)? \(.*?\)", "a covariate's length given by the target's, fcds' and horizon"),
     (r"has \d+ entries; the future variables have \d+ values", "a length equal to another array's"),
+    (r"series\[\d+\] ends at .*?: \d+ steps of .*? after it pass the year 9999, the last a date of the index can name", "the index's last date plus horizon steps of freq"),
     (r"is '.*?' but the request's model is '.*?'", "model_config.model must name the query's model"),
     # Rules of the model the query names (models/contract/model-registry.ts capabilities, each model's minimum history).
     (r"model '.*?' does not use .*?; models that do: .*?", "which covariates a model takes depends on the query's model"),

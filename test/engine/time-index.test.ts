@@ -37,6 +37,12 @@ test('a date-only index forecast at a sub-daily frequency gains a time of day', 
 
 test('parseTimestamp refuses what is not a calendar date', () => {
   for (const bad of ['2024-02-30', '2024-13-01', '2024-1-1', 'yesterday', '2024-01-01T25:00', '']) expect(parseTimestamp(bad)).toBeNull();
+  // Offsets as RFC 3339 has them: hours 00 to 23, minutes 00 to 59.
+  for (const bad of ['2024-01-01T00:00:00+99:99', '2024-01-01T00:00+24:00', '2024-01-01T00:00-0160']) {
+    expect(parseTimestamp(bad), bad).toBeNull();
+    expect(instantMillis(bad), bad).toBeNaN();
+  }
+  expect(instantMillis('2024-01-01T00:00:00-23:59')).toBe(Date.UTC(2024, 0, 1, 23, 59));
   expect(parseTimestamp('2024-01-01T10:00:00+0530')?.time.offset).toBe(330);
 });
 
