@@ -1,3 +1,5 @@
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { EngineError } from '../engine/errors.ts';
@@ -37,6 +39,39 @@ function fromFastifyError(error: FastifyError): ProblemDetails | null {
 }
 
 /**
+ * Fastify's router refusals, which come before any hook or handler (its `frameworkErrors`): a path
+ * that is not valid percent-encoding, and a path parameter past the router's length. Every such
+ * parameter names a resource (a job, a schedule), and none has so long a name: not found.
+ */
+export function frameworkErrors(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') return sendProblem(reply, problem(404, 'not_found', 'no resource has so long a name'));
+  return sendProblem(reply, problem(400, 'bad_request', 'the path is not valid percent-encoding (RFC 3986)'));
+}
+
+/**
+ * Node's HTTP parser refuses some requests before Fastify sees them (its `clientErrorHandler`):
+ * headers past the size limit, malformed HTTP, a request that took too long to arrive. They
+ * are answered as problem+json too, and the connection closed, as Node does.
+ */
+export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed || !socket.writable) return;
+  const [status, detail] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'the request headers exceed the server limit']
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'the request did not arrive in time']
+        : [400, 'the request is not valid HTTP/1.1'];
+  const body = JSON.stringify(problem(status, status === 400 ? 'bad_request' : status === 431 ? 'headers_too_large' : 'request_timeout', detail));
+  const head = [
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
+    'Content-Type: application/problem+json',
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    'Connection: close',
+  ];
+  socket.end(`${head.join('\r\n')}\r\n\r\n${body}`);
+}
+
+/**
  * Every non-2xx answer is application/problem+json (reference 2.7, section 7); no stack leaks.
  * Engine errors are answered with their kind's status and their fields at the route's paths.
  */
@@ -45,7 +80,9 @@ export const errorsPlugin = fp(async (app: FastifyInstance) => {
   // 405 naming the methods it has (the Allow header), not a 404.
   const routes: { pattern: RegExp; methods: string[] }[] = [];
   app.addHook('onRoute', (route) => {
-    const pattern = new RegExp(`^${route.url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[^/]+/g, '[^/]+')}/?$`);
+    // The path exactly as the router takes it: with a trailing slash no route matches, and the
+    // answer is a 404 rather than a 405 whose Allow header lists the method just used.
+    const pattern = new RegExp(`^${route.url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[^/]+/g, '[^/]+')}$`);
     routes.push({ pattern, methods: [route.method].flat() });
   });
   const noRoute = (request: FastifyRequest, reply: FastifyReply) => {
@@ -55,7 +92,9 @@ export const errorsPlugin = fp(async (app: FastifyInstance) => {
       reply.header('allow', allowed.join(', '));
       return sendProblem(reply, problem(405, 'method_not_allowed', `${path} does not take ${request.method}; it takes ${allowed.join(', ')}`));
     }
-    return sendProblem(reply, problem(404, 'not_found', `no route ${request.method} ${path}`));
+    // A path may be long; the answer names its start.
+    const shown = path.length > 200 ? `${path.slice(0, 200)}...` : path;
+    return sendProblem(reply, problem(404, 'not_found', `no route ${request.method} ${shown}`));
   };
   app.setNotFoundHandler(noRoute);
   // An operator's hint (a missing export's folder, a provider that cannot start) is logged once per

@@ -4,7 +4,7 @@ import type { Config } from '../config.ts';
 import { Engine } from '../engine/engine.ts';
 import { authPlugin, KeyResolver, type KeySource } from './auth.ts';
 import { drainingPlugin } from './draining.ts';
-import { errorsPlugin } from './errors-plugin.ts';
+import { clientErrorHandler, errorsPlugin, frameworkErrors } from './errors-plugin.ts';
 import { IdempotentSubmissions } from './idempotent-submissions.ts';
 import type { JobService } from './jobs/job-service.ts';
 import { currentOpenApiDocument } from './openapi.ts';
@@ -43,7 +43,15 @@ export async function buildServer(config: Config, parts: ServerParts = {}): Prom
   const hops = config.trustProxy;
   const trustProxy = typeof hops === 'number' ? (_address: string, hop: number) => hop < hops : hops;
   // Fastify's own 503 while closing is plain JSON; drainingPlugin answers problem+json instead.
-  const app = Fastify({ logger: parts.logger ?? false, bodyLimit: config.maxBodyBytes, return503OnClosing: false, trustProxy });
+  const app = Fastify({
+    logger: parts.logger ?? false,
+    bodyLimit: config.maxBodyBytes,
+    return503OnClosing: false,
+    trustProxy,
+    // Fastify's and Node's own refusals, before any route runs, as problem+json like every other.
+    frameworkErrors,
+    clientErrorHandler,
+  });
   const engine = parts.engine ?? new Engine(config.engine);
   if (!parts.engine) app.addHook('onClose', () => engine.close());
   // JSON only: a text/plain body is refused with 415 instead of failing validation as a string.

@@ -1,3 +1,4 @@
+import net, { type AddressInfo } from 'node:net';
 import { describe, expect, test } from 'vitest';
 import { ForecastResponseSchema } from '../../engine/response-schema.ts';
 import { conformalForecast } from '../../models/numerics/conformal.ts';
@@ -369,6 +370,55 @@ describe('every non-2xx answer is problem+json', () => {
     const unknown = await server.app.inject({ method: 'GET', url: '/nowhere', headers: AUTH });
     expect(unknown.statusCode).toBe(404);
     expect(unknown.headers.allow).toBeUndefined();
+  });
+
+  test('a trailing slash is another path: 404, not a 405 that allows the method used', async () => {
+    for (const [method, url] of [
+      ['POST', '/forecast/?model=naive'],
+      ['GET', '/openapi/'],
+      ['GET', '/warmup/?model=naive'],
+    ] as const) {
+      const res = await server.app.inject({ method, url, headers: AUTH, ...(method === 'POST' && { payload: dailyRequest() }) });
+      expect(res.statusCode, url).toBe(404);
+      expect(res.json().code).toBe('not_found');
+    }
+  });
+
+  test("the router's own refusals: a bad percent-escape, a name past the router's length", async () => {
+    const bad = await server.app.inject({ method: 'GET', url: '/forecast-jobs/%zz', headers: AUTH });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(bad.json()).toMatchObject({ status: 400, code: 'bad_request', title: 'Bad Request' });
+    for (const url of [`/models/${'a'.repeat(5000)}`, `/nowhere/${'a'.repeat(5000)}`]) {
+      const long = await server.app.inject({ method: 'GET', url, headers: AUTH });
+      expect(long.statusCode).toBe(404);
+      expect(long.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(long.json()).toMatchObject({ code: 'not_found' });
+      expect(long.body.length).toBeLessThan(400);
+    }
+  });
+
+  test("what Node's HTTP parser refuses (oversized headers, malformed HTTP) is problem+json too", async () => {
+    await server.app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = server.app.server.address() as AddressInfo;
+    const raw = (request: string) =>
+      new Promise<string>((resolve, reject) => {
+        let answer = '';
+        const socket = net.connect(port, '127.0.0.1', () => socket.write(request));
+        socket.on('data', (chunk) => (answer += chunk));
+        socket.on('end', () => resolve(answer));
+        socket.on('error', reject);
+      });
+    const answers = [
+      [await raw(`GET /openapi HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`), 431, 'headers_too_large'],
+      [await raw('HELLO THERE\r\n\r\n'), 400, 'bad_request'],
+    ] as const;
+    for (const [answer, status, code] of answers) {
+      const [head, body] = answer.split('\r\n\r\n');
+      expect(head).toMatch(new RegExp(`^HTTP/1.1 ${status} `));
+      expect(head).toMatch(/content-type: application\/problem\+json/i);
+      expect(JSON.parse(body)).toMatchObject({ status, code, type: 'about:blank' });
+    }
   });
 
   test('wrong content type', async () => {
