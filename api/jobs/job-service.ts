@@ -13,6 +13,7 @@ import type { JobProgress } from '../../workflows/forecast-job.ts';
 import type { Quotas } from '../../config.ts';
 import { HttpError } from '../problem.ts';
 import { API_JOB_KINDS } from './job-kinds.ts';
+import { TEMPORAL_ANSWER_MS } from './scheduler-errors.ts';
 import { concurrentJobsExceeded, requireForecastsWithin, requireSeriesWithin, tooManySubmissionsAtOnce } from '../quotas.ts';
 
 export type JobState =
@@ -37,6 +38,8 @@ export interface JobsConfig {
   parallelism: number;
   heartbeatTimeoutMs: number;
   chunksPerRun: number;
+  /** How long one Temporal call may take before the API answers 503; default TEMPORAL_ANSWER_MS. */
+  temporalAnswerMs?: number;
 }
 
 /** Forecast jobs: state lives in Temporal (one workflow per job), data in the job store. */
@@ -47,6 +50,11 @@ export class JobService {
     private readonly engine: Engine,
     readonly config: JobsConfig,
   ) {}
+
+  /** A Temporal call that must answer in time (`temporalAnswerMs`): otherwise DEADLINE_EXCEEDED, which the API answers 503. */
+  temporal<T>(call: () => Promise<T>): Promise<T> {
+    return this.client.withDeadline(Date.now() + (this.config.temporalAnswerMs ?? TEMPORAL_ANSWER_MS), call);
+  }
 
   /**
    * Validates the request against the model (without planning it: the workflow's activities
@@ -110,11 +118,13 @@ export class JobService {
     if (concurrentJobs > 0) await this.takePlace(meta.principal, jobId, concurrentJobs);
     try {
       await store();
-      await this.client.workflow.start('forecastJob', {
-        taskQueue: this.config.taskQueue,
-        workflowId: jobId,
-        args: [{ jobId, parallelism: this.config.parallelism, heartbeatTimeoutMs: this.config.heartbeatTimeoutMs, chunksPerRun: this.config.chunksPerRun }],
-      });
+      await this.temporal(() =>
+        this.client.workflow.start('forecastJob', {
+          taskQueue: this.config.taskQueue,
+          workflowId: jobId,
+          args: [{ jobId, parallelism: this.config.parallelism, heartbeatTimeoutMs: this.config.heartbeatTimeoutMs, chunksPerRun: this.config.chunksPerRun }],
+        }),
+      );
     } catch (err) {
       // No workflow, no job: leave nothing behind that polling would find.
       await this.store.remove(jobId).catch(() => undefined);
@@ -149,7 +159,7 @@ export class JobService {
     const inProgress = await Promise.all(
       jobIds.map(async (jobId) => {
         try {
-          const { status } = await this.client.workflow.getHandle(jobId).describe();
+          const { status } = await this.temporal(() => this.client.workflow.getHandle(jobId).describe());
           if (status.name === 'RUNNING' || status.name === 'CONTINUED_AS_NEW') return true;
         } catch (err) {
           if (!(err instanceof WorkflowNotFoundError)) throw err;
@@ -180,7 +190,7 @@ export class JobService {
     const handle = this.client.workflow.getHandle(jobId);
     let description;
     try {
-      description = await handle.describe();
+      description = await this.temporal(() => handle.describe());
     } catch (err) {
       if (err instanceof WorkflowNotFoundError)
         return { status: 'failed', error: { code: 'lost', message: 'the job is not known to the workflow service any more' } };
@@ -214,7 +224,7 @@ export class JobService {
 
   private async failure(jobId: string): Promise<{ code: string; message: string }> {
     try {
-      await this.client.workflow.getHandle(jobId).result();
+      await this.temporal(() => this.client.workflow.getHandle(jobId).result());
     } catch (err) {
       if (err instanceof WorkflowFailedError && err.cause instanceof ApplicationFailure) {
         return { code: err.cause.type ?? 'internal_error', message: err.cause.message };
@@ -226,7 +236,7 @@ export class JobService {
 
   /** Whether jobs can be served now: Temporal answers and the job store can be read. Throws what failed, by name. */
   async ready(): Promise<void> {
-    await this.client.workflowService.getSystemInfo({}).catch((error: Error) => {
+    await this.temporal(() => this.client.workflowService.getSystemInfo({})).catch((error: Error) => {
       throw new Error(`temporal: ${error.message.split('\n')[0]}`);
     });
     await this.store.check().catch((error: Error) => {
@@ -239,11 +249,13 @@ export class JobService {
    * `canceled`, `terminated`, `timed_out`), every principal's, from Temporal's visibility store.
    */
   async countByStatus(): Promise<Record<string, number>> {
-    const { groups } = await this.client.workflowService.countWorkflowExecutions({
-      namespace: this.client.options.namespace,
-      // A job that continues as new has one such run per earlier run: only its current run counts.
-      query: `TaskQueue = '${this.config.taskQueue}' AND ExecutionStatus != 'ContinuedAsNew' GROUP BY ExecutionStatus`,
-    });
+    const { groups } = await this.temporal(() =>
+      this.client.workflowService.countWorkflowExecutions({
+        namespace: this.client.options.namespace,
+        // A job that continues as new has one such run per earlier run: only its current run counts.
+        query: `TaskQueue = '${this.config.taskQueue}' AND ExecutionStatus != 'ContinuedAsNew' GROUP BY ExecutionStatus`,
+      }),
+    );
     const counts: Record<string, number> = {};
     for (const group of groups ?? []) {
       const status = defaultPayloadConverter.fromPayload<string>(group.groupValues![0]);
@@ -260,7 +272,7 @@ export class JobService {
   async remove(jobId: string, waitMs = 30_000): Promise<void> {
     if ((await this.state(jobId)).status === 'in_progress') {
       const handle = this.client.workflow.getHandle(jobId);
-      await handle.cancel().catch(() => undefined);
+      await this.temporal(() => handle.cancel()).catch(() => undefined);
       await Promise.race([handle.result().catch(() => undefined), new Promise((r) => setTimeout(r, waitMs).unref())]);
     }
     await this.store.remove(jobId);
@@ -279,7 +291,7 @@ export class JobService {
   }
 
   async cancel(jobId: string): Promise<void> {
-    await this.client.workflow.getHandle(jobId).cancel();
+    await this.temporal(() => this.client.workflow.getHandle(jobId).cancel());
   }
 
   /** The principal's jobs, newest first. */

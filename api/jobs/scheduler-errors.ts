@@ -10,6 +10,13 @@ const NO_ANSWER = new Map([
   [14, 'UNAVAILABLE'],
 ]);
 
+/**
+ * How long the API waits for any one Temporal call: a server that accepts connections but does
+ * not answer (stopped, overloaded) is then a 503 too, as one that is down is after the client's
+ * own retries, rather than a request that hangs.
+ */
+export const TEMPORAL_ANSWER_MS = 20_000;
+
 /** How long a client should wait before trying again (s): a Temporal restart takes seconds. */
 export const SCHEDULER_RETRY_AFTER_S = 5;
 

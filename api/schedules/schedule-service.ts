@@ -81,7 +81,7 @@ export class ScheduleService {
       throw err;
     }
     try {
-      await this.jobs.client.schedule.create(this.temporalOptions(record));
+      await this.jobs.temporal(() => this.jobs.client.schedule.create(this.temporalOptions(record)));
     } catch (err) {
       // Another replica that read the new record (listing the principal's schedules) made it first.
       if (!(err instanceof ScheduleAlreadyRunning)) {
@@ -121,13 +121,15 @@ export class ScheduleService {
         const options = this.temporalOptions(record);
         // The new paused state travels in the update itself: a separate pause or unpause could be
         // applied before the update, which would then restore the old state.
-        await this.handle(id).update((previous) => ({
-          ...previous,
-          spec: options.spec,
-          action: options.action,
-          policies: options.policies,
-          state: { ...previous.state, ...options.state },
-        }));
+        await this.jobs.temporal(() =>
+          this.handle(id).update((previous) => ({
+            ...previous,
+            spec: options.spec,
+            action: options.action,
+            policies: options.policies,
+            state: { ...previous.state, ...options.state },
+          })),
+        );
       } catch (err) {
         throw temporalRefusal(err);
       }
@@ -153,11 +155,11 @@ export class ScheduleService {
         .map((time) => time?.getTime() ?? -Infinity)
         .filter((time) => Math.abs(time - Date.now()) < CLEAR_OF_DUE_RUN_MS);
       if (dueNear.length > 0) await sleep(Math.max(...dueNear) + CLEAR_OF_DUE_RUN_MS - Date.now());
-      const before = (await handle.describe()).info.numActionsTaken;
-      await handle.trigger(ScheduleOverlapPolicy.ALLOW_ALL);
+      const before = (await this.jobs.temporal(() => handle.describe())).info.numActionsTaken;
+      await this.jobs.temporal(() => handle.trigger(ScheduleOverlapPolicy.ALLOW_ALL));
       // Counting the actions, rather than comparing clocks, keeps replicas with skewed clocks apart.
       const deadline = Date.now() + TRIGGER_TAKEN_MS;
-      while ((await handle.describe()).info.numActionsTaken <= before && Date.now() < deadline) await sleep(TRIGGER_POLL_MS);
+      while ((await this.jobs.temporal(() => handle.describe())).info.numActionsTaken <= before && Date.now() < deadline) await sleep(TRIGGER_POLL_MS);
       await sleep(1_000);
     });
   }
@@ -177,8 +179,8 @@ export class ScheduleService {
   }
 
   private async deleteTemporal(id: string): Promise<void> {
-    await this.handle(id)
-      .delete()
+    await this.jobs
+      .temporal(() => this.handle(id).delete())
       .catch((err: unknown) => {
         if (!(err instanceof ScheduleNotFoundError)) throw err;
       });
@@ -233,18 +235,20 @@ export class ScheduleService {
    */
   private async ensure(record: ScheduleRecord) {
     try {
-      return await this.handle(record.schedule_id).describe();
+      return await this.jobs.temporal(() => this.handle(record.schedule_id).describe());
     } catch (err) {
       if (!(err instanceof ScheduleNotFoundError)) throw err;
-      await this.jobs.client.schedule.create(this.temporalOptions(record)).catch((error: unknown) => {
-        if (!(error instanceof ScheduleAlreadyRunning)) throw error;
-      });
+      await this.jobs
+        .temporal(() => this.jobs.client.schedule.create(this.temporalOptions(record)))
+        .catch((error: unknown) => {
+          if (!(error instanceof ScheduleAlreadyRunning)) throw error;
+        });
       // A replica removing the schedule meanwhile leaves no record: the schedule made here goes too.
       if (!(await this.store.get(record.schedule_id))) {
         await this.deleteTemporal(record.schedule_id);
         throw new HttpError(404, 'not_found', `no schedule '${record.schedule_id}'`);
       }
-      return this.handle(record.schedule_id).describe();
+      return this.jobs.temporal(() => this.handle(record.schedule_id).describe());
     }
   }
 

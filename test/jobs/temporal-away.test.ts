@@ -1,6 +1,7 @@
 import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { FastifyInstance } from 'fastify';
+import net, { type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { JobService } from '../../api/jobs/job-service.ts';
 import { Engine } from '../../engine/engine.ts';
@@ -74,3 +75,39 @@ test('with Temporal away, job operations are 503 scheduler_unavailable; accepted
   const sync = await app.inject({ method: 'POST', url: '/forecast?model=naive', headers: AUTH, payload: dailyRequest() });
   expect(sync.statusCode).toBe(200);
 }, 120_000);
+
+test('with a Temporal that takes connections but never answers, job operations are 503 once the call deadline passes', async () => {
+  // A stopped server (SIGSTOP) or an overloaded one: the TCP connection opens, no gRPC answer comes.
+  const silent = net.createServer(() => undefined);
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  const address = `127.0.0.1:${(silent.address() as AddressInfo).port}`;
+  const mute = Connection.lazy({ address });
+  const jobs = new JobService(new Client({ connection: mute }), store, engine, {
+    taskQueue: 'no-worker',
+    parallelism: 1,
+    heartbeatTimeoutMs: 10_000,
+    chunksPerRun: 10,
+    temporalAnswerMs: 1_500,
+  });
+  const api = await testServer(config, undefined, jobs, engine);
+  try {
+    const before = (await store.list()).map((meta) => meta.job_id);
+    const started = Date.now();
+    const answers = await Promise.all([
+      api.inject({ method: 'POST', url: '/forecast-jobs?model=naive', headers: AUTH, payload: dailyRequest() }),
+      api.inject({ method: 'GET', url: `/forecast-jobs/${before[0]}`, headers: AUTH }),
+    ]);
+    expect(Date.now() - started).toBeLessThan(30_000);
+    for (const res of answers) {
+      expect(res.statusCode).toBe(503);
+      expect(res.headers['retry-after']).toBe('5');
+      expect(res.json()).toMatchObject({ code: 'scheduler_unavailable', detail: expect.stringMatching(/\(DEADLINE_EXCEEDED: /) });
+    }
+    // The refused submission left nothing behind.
+    expect((await store.list()).map((meta) => meta.job_id)).toEqual(before);
+  } finally {
+    await api.close();
+    await mute.close();
+    silent.close();
+  }
+}, 60_000);
