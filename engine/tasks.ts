@@ -104,11 +104,25 @@ function recordBatch(model: string, seconds: number, results: readonly ThreadRes
 }
 
 /**
+ * Past this magnitude a square, or a sum of squares, of a series' values overflows a double: a
+ * model's non-finite answer to such values is the values' doing (a 422), as other models' refusals
+ * of them are, not a failure of the service.
+ */
+const OVERFLOWING_MAGNITUDE = 1e150;
+
+function largestMagnitude(values: ArrayLike<number>): number {
+  let largest = 0;
+  for (let i = 0; i < values.length; i++) largest = Math.max(largest, Math.abs(values[i]));
+  return largest;
+}
+
+/**
  * Forecasts every task, in order, on the model threads (or, for the few batches cheaper to run
  * than to send, on the event loop: threads/inline.ts). A task the model refuses (ModelInputError: too short a history,
  * ...) is an `invalid_request` at its label's field; a model that cannot run here (its export
  * gone, its execution provider unable to start) is `model_unavailable`; any other failure, and a
- * non-finite value, is `forecast_failed`: a model never hands back a forecast the caller cannot use.
+ * non-finite value (but for values past OVERFLOWING_MAGNITUDE), is `forecast_failed`: a model never
+ * hands back a forecast the caller cannot use.
  */
 export async function runTasks(engine: Engine, batch: TaskBatch, label: (task: number) => TaskLabel): Promise<ForecastOutput[]> {
   const { model, tasks } = batch;
@@ -133,6 +147,14 @@ export async function runTasks(engine: Engine, batch: TaskBatch, label: (task: n
       throw new EngineError('forecast_failed', `model '${model.name}' failed on ${at.forecast}: ${result.message}`);
     }
     if (!allFinite(result.mean) || !result.quantiles.every(allFinite)) {
+      const largest = largestMagnitude(tasks[i].history);
+      if (largest >= OVERFLOWING_MAGNITUDE) {
+        const at = label(i);
+        const message = `${model.name} could not fit values as large as ${largest.toPrecision(3)}: its arithmetic overflows past about 1e150`;
+        throw new EngineError('invalid_request', `model '${model.name}' cannot forecast ${at.subject}: ${message}`, [
+          { ...at.field, message: at.fieldMessage(message) },
+        ]);
+      }
       throw new EngineError('forecast_failed', `model '${model.name}' produced non-finite values for ${label(i).forecast}`);
     }
     return { mean: result.mean, quantiles: result.quantiles };

@@ -302,6 +302,18 @@ describe('validation: one errors entry per failing field, in the reference path 
     expect(statics.json().errors[0].path).toBe('body.series[0].static_variables');
   });
 
+  test("values the models' arithmetic cannot hold, and regressors that explain the series exactly, are 422s naming the series", async () => {
+    const huge = await post(dailyRequest({ quantiles: [0.1] }, { target: [1e160, -1e160, 1e160, -1e160, 1e160, -1e160, 1e160, 1e160, -1e160, 1e160] }));
+    expect(huge.statusCode).toBe(422);
+    expect(huge.json().errors).toEqual([{ path: 'body.series[0]', message: expect.stringMatching(/naive could not fit values as large as 1\.00e\+160/) }]);
+    const target = Array.from({ length: 10 }, (_, i) => i + 1);
+    const exact = await post(dailyRequest({ horizon: 2 }, { target, future_variables: { x: [...target, 11, 12] } }), 'model=aarima');
+    expect(exact.statusCode).toBe(422);
+    expect(exact.json().errors).toEqual([
+      { path: 'body.series[0]', message: expect.stringMatching(/aarima could not fit its regressors \(x\): they explain the series exactly/) },
+    ]);
+  });
+
   test('a history too short for the model is a 422 naming the series', async () => {
     const res = await post(dailyRequest({ model_config: { model: 'naive', config: { season_length: 24 } } }));
     expect(res.statusCode).toBe(422);

@@ -4,6 +4,7 @@ import { AutoArimaError, forecastModel, type AutoArimaModel } from './auto-arima
 import { keptModel } from './candidates.ts';
 import { autoArima } from './search.ts';
 import { isConstant } from './unit-root.ts';
+import { SingularError } from '../../numerics/linalg.ts';
 import { gaussianQuantiles } from '../../numerics/normal.ts';
 import { ModelInputError, type ForecastOutput, type ForecastTask, type LocalModel } from '../../contract/model-interface.ts';
 
@@ -46,6 +47,12 @@ function select(task: ForecastTask, xreg: ReturnType<typeof regressors>): AutoAr
     // "xreg is rank deficient").
     if (err instanceof AutoArimaError)
       throw new ModelInputError(`aarima: ${err.message}${xreg && /xreg/.test(err.message) ? ` (regressors: ${xreg.fit.names.join(', ')})` : ''}`);
+    // Regressors that explain the series exactly leave no error variance, and R's arima stops on
+    // the singular Hessian as here: the caller's data, not a failure of the service.
+    if (err instanceof SingularError && xreg)
+      throw new ModelInputError(
+        `aarima could not fit its regressors (${xreg.fit.names.join(', ')}): they explain the series exactly, or nearly (${err.message})`,
+      );
     throw err;
   }
 }
