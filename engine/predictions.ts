@@ -25,7 +25,7 @@ function toNumbers(values: Float64Array): number[] {
 }
 
 export function buildPrediction(serie: InputSerie, fcd: number, horizon: number, freq: Freq, levels: readonly number[], output: ForecastOutput): Prediction {
-  const prediction: Record<string, number[]> = { mean: toNumbers(output.mean) };
+  const prediction: Prediction['prediction'] = { mean: toNumbers(output.mean) };
   levels.forEach((level, k) => {
     prediction[quantileKey(level)] = toNumbers(output.quantiles[k]);
   });

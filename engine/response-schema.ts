@@ -14,8 +14,9 @@ export const MetricsSchema = z
 export const PredictionSchema = z
   .object({
     prediction: z
-      .record(z.string(), z.array(z.number()))
-      .meta({ description: '`mean` and one key per requested quantile, written as its decimal string ("0.1").' }),
+      .object({ mean: z.array(z.number()) })
+      .catchall(z.array(z.number()))
+      .meta({ description: '`mean` (always) and one key per requested quantile, written as its decimal string ("0.1").' }),
     index: z.array(z.string()),
     metrics: MetricsSchema.nullable(),
     refitted: z.boolean().optional().meta({

@@ -142,7 +142,7 @@ function ranked(rows: Omit<LeaderboardEntry, 'rank'>[]): LeaderboardEntry[] {
 
 /** These views in the OpenAPI document. */
 export function resultViewPaths(): ZodOpenApiPathsObject {
-  const errors = { ...jobErrors, ...ERRORS };
+  const errors = { ...ERRORS, ...jobErrors };
   const problem = problemResponse;
   const json = jsonResponse;
   const path = { path: JobIdParams };

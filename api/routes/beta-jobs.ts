@@ -142,8 +142,8 @@ export function betaJobPaths(query: ReturnType<typeof betaModelQuery>): ZodOpenA
         responses: {
           '200': submittedResponse,
           ...betaUploadErrors,
-          ...dependencyErrors,
           ...ERRORS,
+          ...dependencyErrors,
           ...submitErrors(MULTIPART_MALFORMED),
         },
       },
@@ -153,7 +153,7 @@ export function betaJobPaths(query: ReturnType<typeof betaModelQuery>): ZodOpenA
         operationId: 'betaGetJob',
         summary: 'Poll a beta job: in_progress (with progress), completed (with its download links) or failed (with error).',
         requestParams: { path: JobIdParams },
-        responses: { '200': jsonResponse('The job.', BetaJobStatus), ...jobErrors, ...ERRORS },
+        responses: { '200': jsonResponse('The job.', BetaJobStatus), ...ERRORS, ...jobErrors },
       },
       delete: deleteOperation('beta', false),
     },

@@ -19,7 +19,7 @@ import type { IdempotentSubmissions } from '../idempotent-submissions.ts';
 import { tighterUploadLimit, uploadExceeded, type QuotaPolicy } from '../quotas.ts';
 import { betaBody, betaUploadErrors } from '../schemas/beta-upload.ts';
 import { BetaModelQuery, type betaModelQuery } from '../schemas/query.ts';
-import { ERRORS, jsonResponse } from '../schemas/responses.ts';
+import { ERRORS, jsonResponse, retryLaterResponse, SHUTTING_DOWN } from '../schemas/responses.ts';
 import { parseOr422 } from '../validation.ts';
 
 export interface BetaRouteOptions {
@@ -124,6 +124,9 @@ export function betaPaths(query: ReturnType<typeof betaModelQuery>): ZodOpenApiP
           ),
           ...betaUploadErrors,
           ...ERRORS,
+          '503': retryLaterResponse(
+            `The schema logic needs more memory than BETA_DUCKDB_MEMORY_LIMIT allows, even spilling to disk (\`insufficient_memory\`), an object store a locator names cannot be reached (\`object_store_unavailable\`), or ${SHUTTING_DOWN}.`,
+          ),
         },
       },
     },

@@ -49,8 +49,8 @@ export function deleteOperation(id: string, deprecated: boolean): ZodOpenApiOper
     requestParams: { path: JobIdParams },
     responses: {
       '200': jsonResponse('Deleted.', JobDeleted),
-      ...jobErrors,
       ...ERRORS,
+      ...jobErrors,
     },
   };
 }
@@ -70,8 +70,8 @@ export function controlPaths(prefix: string, id: string, deprecated: boolean): [
           responses: {
             '200': jsonResponse('Cancellation requested.', { type: 'object' }),
             '409': problemResponse('The job has already finished (`job_finished`).'),
-            ...jobErrors,
             ...ERRORS,
+            ...jobErrors,
           },
         },
       },
@@ -87,8 +87,8 @@ export function controlPaths(prefix: string, id: string, deprecated: boolean): [
           responses: {
             '200': parquetResponse(`${table} (Parquet)`),
             '409': problemResponse('The job has not completed (`job_not_completed`).'),
-            ...jobErrors,
             ...ERRORS,
+            ...jobErrors,
           },
         },
       },

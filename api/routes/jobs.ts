@@ -7,7 +7,7 @@ import { idempotencyKey, REPLAYED_HEADER, requestFingerprint, type IdempotentSub
 import type { JobService } from '../jobs/job-service.ts';
 import type { QuotaPolicy } from '../quotas.ts';
 import { jobKind } from '../../store/layout.ts';
-import { IdempotencyHeader, JobIdParams, JobListQuery, JobPageQuery, JobStatusResponse, submitErrors, submittedResponse } from '../schemas/jobs.ts';
+import { IdempotencyHeader, JobIdParams, JobList, JobListQuery, JobPageQuery, JobStatusResponse, submitErrors, submittedResponse } from '../schemas/jobs.ts';
 import { ModelQuery } from '../schemas/query.ts';
 import { BODY_ERRORS, dependencyErrors, ERRORS, JSON_BODY_MALFORMED, jobErrors, jsonResponse, overQuota, problemResponse } from '../schemas/responses.ts';
 import { parseOr422 } from '../validation.ts';
@@ -97,8 +97,8 @@ function prefixPaths(prefix: (typeof JOB_PREFIXES)[number], query: ReturnType<ty
             '413': problemResponse(
               `The body is larger than MAX_BODY_BYTES (\`payload_too_large\`), ${overQuota('`upload_bytes`, `series_per_request`, `forecasts_per_job`')}.`,
             ),
-            ...dependencyErrors,
             ...ERRORS,
+            ...dependencyErrors,
             ...submitErrors(JSON_BODY_MALFORMED),
           },
         },
@@ -107,7 +107,7 @@ function prefixPaths(prefix: (typeof JOB_PREFIXES)[number], query: ReturnType<ty
           deprecated,
           summary: "The caller's jobs, newest first.",
           requestParams: { query: JobListQuery },
-          responses: { '200': jsonResponse('Jobs.', { type: 'object' }), ...dependencyErrors, ...ERRORS },
+          responses: { '200': jsonResponse('Jobs, newest first.', JobList), ...ERRORS, ...dependencyErrors },
         },
       },
     ],
@@ -119,7 +119,7 @@ function prefixPaths(prefix: (typeof JOB_PREFIXES)[number], query: ReturnType<ty
           deprecated,
           summary: 'Poll a job: in_progress (with progress), completed (with series, pageable) or failed (with error).',
           requestParams: { ...path, query: JobPageQuery },
-          responses: { '200': jsonResponse('The job.', JobStatusResponse), ...jobErrors, ...ERRORS },
+          responses: { '200': jsonResponse('The job.', JobStatusResponse), ...ERRORS, ...jobErrors },
         },
         delete: deleteOperation(id, deprecated),
       },

@@ -168,7 +168,10 @@ export function schedulePaths(query: ReturnType<typeof betaModelQuery>): ZodOpen
         requestParams: { query, header: IdempotencyHeader },
         requestBody: { required: true, content: { 'application/json': { schema: CreateScheduleBody } } },
         responses: {
-          '201': jsonResponse('The schedule, with its next run times; `Location` names it.', ScheduleResponse),
+          '201': {
+            ...jsonResponse('The schedule, with its next run times; `Location` names it.', ScheduleResponse),
+            headers: { Location: { description: "The schedule's path: `/v1-beta/forecast-schedules/{schedule_id}`.", schema: { type: 'string' } } } as const,
+          },
           ...BODY_ERRORS,
           ...ERRORS,
           ...dependencyErrors,
@@ -189,20 +192,20 @@ export function schedulePaths(query: ReturnType<typeof betaModelQuery>): ZodOpen
         operationId: 'getSchedule',
         summary: 'One schedule, with its next run times.',
         requestParams: path,
-        responses: { '200': jsonResponse('The schedule.', ScheduleResponse), ...scheduleErrors, ...ERRORS },
+        responses: { '200': jsonResponse('The schedule.', ScheduleResponse), ...ERRORS, ...scheduleErrors },
       },
       patch: {
         operationId: 'updateSchedule',
         summary: 'Change the spec, the query, the model, the policies, the webhook or the alert; pause or resume with `paused`.',
         requestParams: path,
         requestBody: { required: true, content: { 'application/json': { schema: PatchScheduleBody } } },
-        responses: { '200': jsonResponse('The schedule as changed.', ScheduleResponse), ...BODY_ERRORS, ...scheduleErrors, ...ERRORS, ...scheduleBusyError },
+        responses: { '200': jsonResponse('The schedule as changed.', ScheduleResponse), ...BODY_ERRORS, ...ERRORS, ...scheduleErrors, ...scheduleBusyError },
       },
       delete: {
         operationId: 'deleteSchedule',
         summary: 'Delete the schedule. Runs already made, their jobs and their results stay.',
         requestParams: path,
-        responses: { '200': jsonResponse('Deleted.', DeletedSchedule), ...scheduleErrors, ...ERRORS, ...scheduleBusyError },
+        responses: { '200': jsonResponse('Deleted.', DeletedSchedule), ...ERRORS, ...scheduleErrors, ...scheduleBusyError },
       },
     },
     [`${SCHEDULES}/{schedule_id}/trigger`]: {
@@ -212,8 +215,8 @@ export function schedulePaths(query: ReturnType<typeof betaModelQuery>): ZodOpen
         requestParams: path,
         responses: {
           '202': jsonResponse('The run was asked for.', TriggeredSchedule),
-          ...scheduleErrors,
           ...ERRORS,
+          ...scheduleErrors,
           ...scheduleBusyError,
         },
       },
@@ -223,7 +226,7 @@ export function schedulePaths(query: ReturnType<typeof betaModelQuery>): ZodOpen
         operationId: 'listScheduleRuns',
         summary: "The schedule's runs, newest first: job id, scheduled and actual time, status and pooled metrics.",
         requestParams: path,
-        responses: { '200': jsonResponse('The runs.', ScheduledRunList), ...scheduleErrors, ...ERRORS },
+        responses: { '200': jsonResponse('The runs.', ScheduledRunList), ...ERRORS, ...scheduleErrors },
       },
     },
   };

@@ -35,6 +35,25 @@ export const JobStatusResponse = z
 
 export const JobListQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(1000).default(100) });
 
+/** The caller's jobs, newest first: what each was, and its state as a poll reads it (without results). */
+export const JobList = z
+  .object({
+    jobs: z.array(
+      z.object({
+        job_id: z.string(),
+        kind: z.enum(['forecast', 'beta']),
+        model: z.string(),
+        created_at: z.string().meta({ description: 'When it was submitted (ISO 8601, UTC).' }),
+        series: z.int().nullable().meta({ description: 'Series in the request; null for a beta job, whose series its schema logic finds.' }),
+        forecasts: z.int().nullable().meta({ description: 'Forecasts it makes; null for a beta job.' }),
+        status: z.enum(['in_progress', 'completed', 'failed']),
+        progress: JobProgressSchema.optional(),
+        error: z.object({ code: z.string(), message: z.string() }).optional(),
+      }),
+    ),
+  })
+  .meta({ id: 'JobList' });
+
 export const JobSubmitted = z
   .object({
     job_id: z.string(),

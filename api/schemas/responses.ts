@@ -11,14 +11,23 @@ export const problemResponse = (description: string): ZodOpenApiResponseObject =
   content: { 'application/problem+json': { schema: ProblemDetails } },
 });
 
+const RETRY_AFTER = {
+  'Retry-After': { description: 'Seconds to wait before retrying: a whole number, at least 1.', schema: { type: 'integer', minimum: 1 } },
+} as const;
+/** A refusal the client may retry later, with the Retry-After header. */
+export const retryLaterResponse = (description: string): ZodOpenApiResponseObject => ({ ...problemResponse(description), headers: RETRY_AFTER });
+
 /** Any request that reaches a server draining after SIGTERM (docs/operations.md, "Shutdown"). */
 export const SHUTTING_DOWN =
   'this server is shutting down (`shutting_down`, with `Retry-After` and `Connection: close`): retry, on another instance or on this one once restarted';
-export const shuttingDown = { '503': problemResponse(`Refused: ${SHUTTING_DOWN}.`) };
+export const shuttingDown = { '503': retryLaterResponse(`Refused: ${SHUTTING_DOWN}.`) };
 
-/** Every job operation reads or writes the job store, and most ask Temporal about the job. */
+/**
+ * Every job operation reads or writes the job store, and most ask Temporal about the job. Spread
+ * after ERRORS, whose 503 says only that the server is shutting down.
+ */
 export const dependencyErrors = {
-  '503': problemResponse(
+  '503': retryLaterResponse(
     `The job store (STORAGE_URL) cannot be reached right now (\`storage_unavailable\`; retry later), or the job scheduler (Temporal) cannot (\`scheduler_unavailable\`, with \`Retry-After\`; nothing was started or changed), or ${SHUTTING_DOWN}.`,
   ),
 };
@@ -28,12 +37,6 @@ export const jobErrors = {
   '404': problemResponse('No such job (`not_found`).'),
   ...dependencyErrors,
 };
-
-const RETRY_AFTER = {
-  'Retry-After': { description: 'Seconds to wait before retrying: a whole number, at least 1.', schema: { type: 'integer', minimum: 1 } },
-} as const;
-/** A refusal the client may retry later, with the Retry-After header. */
-export const retryLaterResponse = (description: string): ZodOpenApiResponseObject => ({ ...problemResponse(description), headers: RETRY_AFTER });
 
 export const overQuota = (quotas: string) =>
   `or more than the caller's quota allows (\`quota_exceeded\`: ${quotas}; the problem's \`limit\` member names the quota and its value, \`errors\` the field)`;
@@ -50,7 +53,10 @@ export const BODY_ERRORS = {
 
 /** What every operation that needs an API key may answer. */
 export const ERRORS = {
-  '401': problemResponse('Missing or invalid API key (`invalid_auth`).'),
+  '401': {
+    ...problemResponse('Missing or invalid API key (`invalid_auth`).'),
+    headers: { 'WWW-Authenticate': { description: 'The scheme to authenticate with: `Bearer`.', schema: { type: 'string', const: 'Bearer' } } } as const,
+  },
   '422': problemResponse('The body or a parameter failed validation (`invalid_request`), or the model cannot run here (`model_unavailable`).'),
   '429': retryLaterResponse(
     "Rate limit exceeded (`rate_limited`), or too many failed authentications from the client's address (`too_many_failed_authentications`, answered before the key is checked); the `Retry-After` header gives the seconds to wait, the `limit` member the limit.",
@@ -64,5 +70,8 @@ export const jsonResponse = (description: string, schema: unknown): ZodOpenApiRe
 
 export const parquetResponse = (description: string): ZodOpenApiResponseObject => ({
   description,
+  headers: {
+    'Content-Disposition': { description: 'An attachment, named `<job_id>-<table>.parquet`.', schema: { type: 'string' } },
+  } as const,
   content: { 'application/vnd.apache.parquet': { schema: { type: 'string', contentMediaType: 'application/vnd.apache.parquet' } } },
 });

@@ -63,3 +63,29 @@ test('what the service answers is documented: body errors of JSON operations, th
   const model = doc.paths['/forecast'].post.parameters.find((p: { name: string }) => p.name === 'model');
   expect(JSON.stringify(model)).toContain('aets');
 });
+
+test('statuses and headers as the service sends them: dependency 503s, Retry-After, WWW-Authenticate, Location, the job list', async () => {
+  const doc = (await app.inject({ method: 'GET', url: '/openapi' })).json();
+  // A job operation's 503 is the job store's or Temporal's as well as a draining server's.
+  for (const [path, method] of [
+    ['/forecast-jobs/{job_id}', 'get'],
+    ['/forecast-jobs/{job_id}', 'delete'],
+    ['/forecast-jobs/{job_id}/cancel', 'post'],
+    ['/v1-beta/forecast-jobs/{job_id}', 'get'],
+    ['/v1-beta/forecast-schedules/{schedule_id}', 'get'],
+  ]) {
+    const unavailable = doc.paths[path][method].responses['503'];
+    expect(unavailable.description, `${method} ${path}`).toMatch(/scheduler_unavailable.*shutting_down/s);
+    expect(unavailable.headers['Retry-After']).toBeDefined();
+  }
+  expect(doc.paths['/v1-beta/forecast'].post.responses['503'].description).toMatch(/insufficient_memory/);
+  expect(doc.paths['/forecast'].post.responses['401'].headers['WWW-Authenticate'].schema.const).toBe('Bearer');
+  expect(doc.paths['/v1-beta/forecast-schedules'].post.responses['201'].headers.Location).toBeDefined();
+  expect(doc.paths['/forecast-jobs/{job_id}/metrics.parquet'].get.responses['200'].headers['Content-Disposition']).toBeDefined();
+  expect(doc.paths['/forecast-jobs'].get.responses['200'].content['application/json'].schema.$ref).toBe('#/components/schemas/JobList');
+  expect(doc.components.schemas.JobList.properties.jobs.items.required).toEqual(
+    expect.arrayContaining(['job_id', 'kind', 'model', 'created_at', 'series', 'forecasts', 'status']),
+  );
+  // The reference (2.5): a prediction always has its mean.
+  expect(doc.components.schemas.Prediction.properties.prediction.required).toEqual(['mean']);
+});
