@@ -81,7 +81,10 @@ export const InputSerie = z
     target: bulkArray(TargetValue, allFiniteNumbers, 1),
     index: bulkArray(Timestamp, allTimestamps, 1),
     hist_variables: z.record(VariableName, z.array(CovariateValue)).default({}),
-    future_variables_index: z.array(Timestamp).default([]),
+    future_variables_index: z.array(Timestamp).default([]).meta({
+      description:
+        "The future variables' dates, one per value, with future_variables only: alongside the target they are the index's own instants, and past it they increase strictly.",
+    }),
     future_variables: z.record(VariableName, z.array(CovariateValue)).default({}),
     static_variables: z.record(VariableName, z.union([z.number(), z.string()])).default({}),
     fcds: z
@@ -181,12 +184,39 @@ function checkLengths(req: z.output<z.ZodObject<any>>, ctx: z.RefinementCtx): vo
       }
     }
     const futureLength = Object.values(s.future_variables)[0]?.length;
-    if (s.future_variables_index.length > 0 && futureLength !== undefined && s.future_variables_index.length !== futureLength) {
+    if (s.future_variables_index.length > 0 && futureLength === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: at('future_variables_index'),
+        message: 'dates future variables, but the series has none: send future_variables too, or leave it out',
+      });
+    } else if (s.future_variables_index.length > 0 && s.future_variables_index.length !== futureLength) {
       ctx.addIssue({
         code: 'custom',
         path: at('future_variables_index'),
         message: `has ${s.future_variables_index.length} entries; the future variables have ${futureLength} values`,
       });
+    } else if (s.future_variables_index.length > 0 && s.index.length === n) {
+      const misdated = misdatedFutureEntry(s.future_variables_index, s.index);
+      if (misdated !== null) ctx.addIssue({ code: 'custom', path: at('future_variables_index', misdated.entry), message: misdated.message });
     }
   });
+}
+
+/**
+ * The first entry of `future_variables_index` that does not date the future variables as the
+ * series does: its entries alongside the target name the index's own instants, and those past it
+ * increase strictly. Null when every entry does.
+ */
+function misdatedFutureEntry(futureIndex: string[], index: string[]): { entry: number; message: string } | null {
+  const future = scanIndex(futureIndex).instant;
+  const own = scanIndex(index).instant;
+  for (let j = 0; j < future.length; j++) {
+    if (Number.isNaN(future[j])) return null;
+    if (j < own.length && future[j] !== own[j])
+      return { entry: j, message: `${futureIndex[j]} is not index[${j}] (${index[j]}): the future variables' dates follow the series' own, then continue it` };
+    if (j > 0 && !(future[j] > future[j - 1]))
+      return { entry: j, message: `must increase strictly: ${futureIndex[j]} does not come after ${futureIndex[j - 1]}` };
+  }
+  return null;
 }

@@ -204,6 +204,12 @@ describe('POST /forecast answers the reference response shape', () => {
   });
 });
 
+/** dailyRequest's series with a future variable over its 10 days and 3 more, dated by `edit` of those 13 days. */
+function futureDated(edit: (dates: string[]) => string[]) {
+  const dates = Array.from({ length: 13 }, (_, i) => `2024-01-${String(i + 1).padStart(2, '0')}`);
+  return { future_variables: { x: Array.from({ length: 13 }, (_, i) => i) }, future_variables_index: edit(dates) };
+}
+
 describe('validation: one errors entry per failing field, in the reference path form', () => {
   const cases: [string, unknown, string][] = [
     ['empty target', dailyRequest({}, { target: [], index: [] }), 'body.series[0].target'],
@@ -222,6 +228,23 @@ describe('validation: one errors entry per failing field, in the reference path 
       'body.series[0].index[0]',
     ],
     ['forecast past the year 9999', dailyRequest({ freq: 'Y', horizon: 7976 }), 'body.horizon'],
+    ['future_variables_index without future variables', dailyRequest({}, { future_variables_index: ['2024-01-01'] }), 'body.series[0].future_variables_index'],
+    [
+      'future_variables_index off the index',
+      dailyRequest(
+        {},
+        futureDated((dates) => dates.with(4, '2024-01-06')),
+      ),
+      'body.series[0].future_variables_index[4]',
+    ],
+    [
+      'future_variables_index not increasing past it',
+      dailyRequest(
+        {},
+        futureDated((dates) => dates.with(12, '2024-01-11')),
+      ),
+      'body.series[0].future_variables_index[12]',
+    ],
     ['fcds past the end', dailyRequest({}, { fcds: [3, 11] }), 'body.series[0].fcds[1]'],
     ['fcds zero', dailyRequest({}, { fcds: [0] }), 'body.series[0].fcds[0]'],
     ['fcds empty', dailyRequest({}, { fcds: [] }), 'body.series[0].fcds'],
@@ -266,6 +289,26 @@ describe('validation: one errors entry per failing field, in the reference path 
     expect(problem).toMatchObject({ status: 422, code: 'invalid_request', title: expect.any(String) });
     expect(problem.errors.map((e: { path: string }) => e.path)).toContain(path);
     expect(new Set(problem.errors.map((e: { path: string }) => e.path)).size).toBe(problem.errors.length);
+  });
+
+  test("future_variables_index that dates the values as the series does is taken, in any of the index's shapes", async () => {
+    const same = await post(
+      dailyRequest(
+        {},
+        futureDated((dates) => dates),
+      ),
+      'model=aarima',
+    );
+    expect(same.statusCode).toBe(200);
+    const shapes = await post(
+      dailyRequest(
+        {},
+        futureDated((dates) => dates.map((d, i) => (i % 2 ? `${d}T00:00:00Z` : `${d} 01:00+01:00`))),
+      ),
+      'model=aarima',
+    );
+    expect(shapes.statusCode).toBe(200);
+    expect(shapes.json()).toEqual(same.json());
   });
 
   test('a forecast may reach 9999-12-31, not a day past it', async () => {

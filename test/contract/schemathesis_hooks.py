@@ -37,6 +37,9 @@ INEXPRESSIBLE_RULES = [
     (r"forecast creation date \d+ is past the end of the target \(\d+ observations\)", "a bound given by another array's length"),
     (r"has \d+ values; expected \d+( or \d+)? \(.*?\)", "a covariate's length given by the target's, fcds' and horizon"),
     (r"has \d+ entries; the future variables have \d+ values", "a length equal to another array's"),
+    (r"dates future variables, but the series has none: send future_variables too, or leave it out", "a field allowed only beside another"),
+    (r".*? is not index\[\d+\] \(.*?\): the future variables' dates follow the series' own, then continue it", "items equal to another array's"),
+    (r"must increase strictly: .*? does not come after .*?", "an order between array items"),
     (r"series\[\d+\] ends at .*?: \d+ steps of .*? after it pass the year 9999, the last a date of the index can name", "the index's last date plus horizon steps of freq"),
     (r"is '.*?' but the request's model is '.*?'", "model_config.model must name the query's model"),
     # Rules of the model the query names (models/contract/model-registry.ts capabilities, each model's minimum history).
