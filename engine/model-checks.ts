@@ -91,7 +91,13 @@ export function checkRequestAgainstModel(
     else {
       // Exchange rates are not known in advance: they reach models as historical variables.
       request.covariates.forEach((c, k) => {
-        if (c.type === 'forex' && !supports('historical')) errors.push(unusedCovariate(model, ['covariates', k], 'historical'));
+        if (c.type === 'forex' && !supports('historical'))
+          errors.push(
+            requestField(
+              ['covariates', k],
+              `model '${model.name}' cannot use forex: exchange rates are not known in advance, so they reach a model as historical variables, which it does not use; models that do: ${modelsSupporting('historical') || 'none on this server'}`,
+            ),
+          );
       });
       const resolved = resolveCovariates(request, settings.floatSourcesDir);
       errors.push(...resolved.errors);

@@ -70,7 +70,8 @@ function nameClashes(request: ForecastRequest, columns: { column: GeneratedColum
     if (earlier === undefined) firstOf.set(column.name, from);
     else if (!clashing.has(from)) {
       clashing.add(from);
-      errors.push(requestField(['covariates', from], `generates the column '${column.name}', as covariates[${earlier}] does: list each covariate once`));
+      const again = earlier === from ? ' twice: list each component once' : `, as covariates[${earlier}] does: list each covariate once`;
+      errors.push(requestField(['covariates', from], `generates the column '${column.name}'${again}`));
     }
   }
   request.series.forEach((s, i) => {

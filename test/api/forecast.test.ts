@@ -233,7 +233,7 @@ describe('validation: one errors entry per failing field, in the reference path 
       'future_variables_index off the index',
       dailyRequest(
         {},
-        futureDated((dates) => dates.with(4, '2024-01-06')),
+        futureDated((dates) => dates.map((d, i) => (i === 4 ? '2024-01-06' : d))),
       ),
       'body.series[0].future_variables_index[4]',
     ],
@@ -241,7 +241,7 @@ describe('validation: one errors entry per failing field, in the reference path 
       'future_variables_index not increasing past it',
       dailyRequest(
         {},
-        futureDated((dates) => dates.with(12, '2024-01-11')),
+        futureDated((dates) => dates.map((d, i) => (i === 12 ? '2024-01-11' : d))),
       ),
       'body.series[0].future_variables_index[12]',
     ],

@@ -50,6 +50,8 @@ INEXPRESSIBLE_RULES = [
     (r"ECB rates \w+/\w+ start on [\d-]+; series \d+ starts on .*?, before any rate", "the series' dates against the rates' first day"),
     (r"unknown data source '.*?'(: no data sources are registered .*?|; registered data sources: .*?)", "the files in FLOAT_SOURCES_DIR"),
     (r"generates the column '.*?', as covariates\[\d+\] does: list each covariate once", "distinct generated columns across covariates"),
+    (r"generates the column '.*?' twice: list each component once", "distinct generated columns within a covariate"),
+    (r"model '.*?' cannot use forex: exchange rates are not known in advance, .*?", "which covariates a model takes depends on the query's model"),
     (r"has the name of a generated covariate column; rename it", "a variable's name against the generated columns"),
     # Rules between the beta query's fields (engine/beta/query-rules.ts).
     (r"'.*?' is not a whole number of .*? steps \(the time column's frequency\)(: .*?)?", "a duration relative to a column's frequency"),

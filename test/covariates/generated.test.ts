@@ -252,6 +252,12 @@ describe('the planner cuts generated covariates per forecast creation date', () 
       days('2024-07-01', 6),
     );
     expect(checkGeneratedCovariates(twice).map((e) => e.path)).toEqual(['body.covariates[1]']);
+    expect(checkGeneratedCovariates(twice)[0].message).toMatch(/, as covariates\[0\] does: list each covariate once$/);
+    // A component listed twice in one covariate is named as such, not as another covariate's.
+    const repeated = request([{ type: 'temporal_features', config: { components: ['year', 'year'] } }], days('2024-07-01', 6));
+    expect(checkGeneratedCovariates(repeated)).toEqual([
+      { path: 'body.covariates[0]', message: "generates the column 'temporal:year' twice: list each component once" },
+    ]);
   });
 });
 
@@ -276,6 +282,8 @@ describe('model checks', () => {
     } catch (e) {
       caught = e;
     }
-    expect(httpFieldErrors((caught as EngineError).fields!)).toEqual([{ path: 'body.covariates[1]', message: expect.stringContaining('svc-global') }]);
+    expect(httpFieldErrors((caught as EngineError).fields!)).toEqual([
+      { path: 'body.covariates[1]', message: expect.stringMatching(/^model 'f' cannot use forex: exchange rates are not known in advance.*svc-global/) },
+    ]);
   });
 });
