@@ -12,7 +12,8 @@ export async function* completedJobBody(store: JobStore, meta: JobMeta, page: { 
   const total = meta.series ?? 0;
   const from = Math.min(page.offset, total);
   const to = page.limit === null ? total : Math.min(total, from + page.limit);
-  yield `{"job_id":${JSON.stringify(meta.job_id)},"status":"completed","total_series":${total},"offset":${from},"limit":${page.limit ?? 'null'},"series":[`;
+  // The page as asked for: an offset past the end is echoed as sent, with no series.
+  yield `{"job_id":${JSON.stringify(meta.job_id)},"status":"completed","total_series":${total},"offset":${page.offset},"limit":${page.limit ?? 'null'},"series":[`;
   for (let start = from; start < to; start += SERIES_PER_READ) {
     const block = await store.predictions(meta, start, Math.min(to, start + SERIES_PER_READ));
     yield block.map((s, i) => (start + i > from ? ',' : '') + JSON.stringify(s)).join('');
