@@ -101,7 +101,8 @@ export function arrowSource(label: string, at: FieldRef, file: string): TableSou
     if (error instanceof EngineError) return error;
     const codec = await compressionOf(file).catch(() => null);
     if (codec) {
-      const message = `${label} is an Arrow file compressed with ${codec === 'LZ4_FRAME' ? 'LZ4' : 'ZSTD'} (${codec}); compressed Arrow is not supported, because this server cannot decompress ${codec === 'LZ4_FRAME' ? 'LZ4' : 'ZSTD'}. Write it uncompressed (pyarrow: ipc.new_file(..., options=ipc.IpcWriteOptions(compression=None))) or upload Parquet`;
+      const name = codec === 'LZ4_FRAME' ? 'LZ4 (LZ4_FRAME)' : 'ZSTD';
+      const message = `${label} is an Arrow file compressed with ${name}; compressed Arrow is not supported, because this server cannot decompress ${codec === 'LZ4_FRAME' ? 'LZ4' : 'ZSTD'}. Write it uncompressed (pyarrow: ipc.new_file(..., options=ipc.IpcWriteOptions(compression=None))) or upload Parquet`;
       return refuseField(at, message);
     }
     return unreadable({ label, at }, 'Arrow IPC', error);
