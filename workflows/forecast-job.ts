@@ -38,19 +38,22 @@ const { summarizeJob } = proxyActivities<JobActivities>({
 
 /**
  * Ends the job with a failure its poller can read: an activity's deliberate failure (bad input,
- * model error) keeps its code; anything that exhausted its retries is an internal error. A
- * cancellation, even one that reached a running chunk, is rethrown as is, so the job ends
- * cancelled.
+ * model error) keeps its code and message; anything that exhausted its retries is an internal
+ * error, in words of our own. A cancellation, even one that reached a running chunk, is rethrown
+ * as is, so the job ends cancelled.
  */
-function jobFailure(err: unknown): never {
+export function jobFailure(err: unknown): never {
   if (isCancellation(err)) throw err;
-  if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure) {
-    const code = err.cause.nonRetryable && err.cause.type ? err.cause.type : 'internal_error';
-    throw ApplicationFailure.nonRetryable(err.cause.message, code, ...(err.cause.details ?? []));
+  if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.nonRetryable && err.cause.type) {
+    throw ApplicationFailure.nonRetryable(err.cause.message, err.cause.type, ...(err.cause.details ?? []));
   }
-  if (err instanceof ActivityFailure) throw ApplicationFailure.nonRetryable(err.cause?.message ?? err.message, 'internal_error');
+  // An unexpected error's own words may hold SQL, paths or addresses: the poller reads a plain
+  // message, and the failure keeps the error as its cause, in the workflow's history for operators.
+  if (err instanceof ActivityFailure) throw ApplicationFailure.create({ message: UNEXPECTED_FAILURE, type: 'internal_error', nonRetryable: true, cause: err });
   throw err;
 }
+
+export const UNEXPECTED_FAILURE = "the job failed on an unexpected error; its cause is kept in the job's workflow history, for the operators";
 
 export async function forecastJob(args: ForecastJobArgs) {
   const progress: JobProgress = { done: args.resume?.done ?? 0, total: null, chunksDone: args.resume?.chunksDone ?? 0, chunks: null };
