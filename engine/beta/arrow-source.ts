@@ -60,13 +60,14 @@ const exactTimestamps =
   (unit: TimeUnit) =>
   (vector: Vector): ((row: number) => DuckDBValue) => {
     const { times, per } = MICROS[unit];
-    const chunks = vector.data.map((data) => ({ values: data.values as BigInt64Array, offset: data.offset, length: data.length }));
+    // A sliced chunk's `values` already start at its first row (its `offset` is into the parent's buffer).
+    const chunks = vector.data.map((data) => ({ values: data.values as BigInt64Array, length: data.length }));
     return (row) => {
       if (!vector.isValid(row)) return null;
       let at = row;
       let chunk = 0;
       while (at >= chunks[chunk].length) at -= chunks[chunk++].length;
-      const raw = chunks[chunk].values[chunks[chunk].offset + at];
+      const raw = chunks[chunk].values[at];
       if (per !== 1n) return new DuckDBTimestampValue(raw >= 0n ? raw / per : (raw - per + 1n) / per);
       return new DuckDBTimestampValue(times === 1n ? raw : raw * times);
     };

@@ -51,8 +51,8 @@ const VIRTUAL_COLUMNS = ['file_index', 'file_row_number'];
 
 /**
  * Parquet decimals wider than 38 digits, which DuckDB 1.5.5 (decision 013) types as DOUBLE and
- * reads as wrong numbers without an error. Only a DOUBLE column can be one; their footers are read
- * again only when a file has a DOUBLE column.
+ * reads as wrong numbers without an error (decision 099). Only a DOUBLE column can be one, so the
+ * footers are read a second time only when the files have a DOUBLE column.
  */
 async function wideDecimals(c: DuckDBConnection, fileList: string, columns: ColumnInfo[]): Promise<Map<string, string>> {
   if (!columns.some((col) => col.type === 'DOUBLE')) return new Map();
@@ -68,7 +68,7 @@ export function parquetSource(label: string, at: FieldRef, files: string[]): Tab
   const fileList = `[${files.map(sqlString).join(', ')}]`;
   const relation = `read_parquet(${fileList}, union_by_name = true)`;
   // Described once: attach reads the columns again for first and last (decision 068), and a glob
-  // of many files, or an object store, would read every footer twice.
+  // of many files, or an object store, would read every footer again.
   let described: Promise<ColumnInfo[]> | undefined;
   const describe = (c: DuckDBConnection): Promise<ColumnInfo[]> =>
     (described ??= (async () => {
@@ -80,7 +80,7 @@ export function parquetSource(label: string, at: FieldRef, files: string[]): Tab
           col.type === 'DOUBLE' && wide.has(col.name)
             ? {
                 ...col,
-                misread: `a Parquet ${wide.get(col.name)}; decimals of more than 38 digits are not read correctly here, write it as DOUBLE or DECIMAL(38, s) at most`,
+                misread: `a Parquet ${wide.get(col.name)}; decimals of more than 38 digits are not read correctly here: write it as DOUBLE, or as DECIMAL(38, s) at most`,
               }
             : col,
         );
