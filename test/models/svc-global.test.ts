@@ -158,6 +158,26 @@ describe('svc-global', () => {
     expect(Array.from(b[1].mean)).not.toEqual(Array.from(a[1].mean));
   });
 
+  test("with a context, each creation date's model learns from the windows known by its date", async () => {
+    // Each task sees only its last two days (a request's context): a model trained up to an
+    // earlier date than the latest window's start still has the earlier windows to learn from.
+    const data = hourly(3, 24 * 12, 6);
+    const windowAt = (s: (typeof data)[0], i: number, n: number): ForecastTask => ({
+      ...task(s, i, 6),
+      history: s.history.subarray(n - 48, n),
+      times: s.times.subarray(n - 48, n + 6),
+    });
+    const dates = [24 * 6, 24 * 9, 24 * 12];
+    const tasks = data.flatMap((s, i) => dates.map((n) => windowAt(s, i, n)));
+    const out = await svcGlobal.forecastBatch(tasks, []);
+    expect(out).toHaveLength(9);
+    for (const [k, o] of out.entries()) {
+      expect(o.mean.every(Number.isFinite), `task ${k}`).toBe(true);
+      // Within the series' range: learned from its own days, not extrapolated from nothing.
+      expect(Math.max(...o.mean.map((v) => Math.abs(v - (20 + 5 * Math.floor(k / 3)))))).toBeLessThan(12);
+    }
+  });
+
   test('a batch may ask for fewer models: one model then forecasts every creation date, trained up to the earliest', async () => {
     const data = hourly(3, 24 * 12, 6);
     const at = (s: (typeof data)[0], i: number, n: number): ForecastTask => ({

@@ -245,13 +245,15 @@ export function createSvcGlobal(options: SvcGlobalOptions = DEFAULT_OPTIONS): Gl
         if (task.horizon !== horizon || task.seasonLength !== tasks[0].seasonLength)
           throw new Error('svc-global needs one horizon and season length per request');
       }
-      // Per series, the task that saw the most (latest creation date) holds what training may use.
-      const latest = new Map<number, ForecastTask>();
+      // Per series its tasks; the one that saw the most (latest creation date) holds what training may use.
+      const bySeries = new Map<number, ForecastTask[]>();
       tasks.forEach((task, i) => {
         const key = task.seriesIndex ?? -1 - i;
-        const prev = latest.get(key);
-        if (!prev || task.times![task.history.length - 1] > prev.times![prev.history.length - 1]) latest.set(key, task);
+        bySeries.set(key, [...(bySeries.get(key) ?? []), task]);
       });
+      const latest = new Map(
+        [...bySeries].map(([key, own]) => [key, own.reduce((a, b) => (b.times![b.history.length - 1] > a.times![a.history.length - 1] ? b : a))]),
+      );
       const asData = (key: number, values: Float64Array, times: Float64Array, cov: ForecastTask['covariates']): SeriesData => ({
         key,
         values,
@@ -260,15 +262,24 @@ export function createSvcGlobal(options: SvcGlobalOptions = DEFAULT_OPTIONS): Gl
         future: cov?.future ?? {},
         static: cov?.static ?? {},
       });
-      const series: SeriesData[] = [
-        ...[...latest].map(([key, t]) => asData(key, t.history, t.times!, t.covariates)),
-        ...context.map((c) => asData(c.seriesIndex, c.values, c.times, c.covariates)),
-      ];
+      const latestData = new Map([...latest].map(([key, t]) => [key, asData(key, t.history, t.times!, t.covariates)]));
+      const contextData = context.map((c) => asData(c.seriesIndex, c.values, c.times, c.covariates));
+      const series: SeriesData[] = [...latestData.values(), ...contextData];
       const schema = buildSchema(series, m, horizon);
       const cutoffs = tasks.map((t) => t.times![t.history.length - 1]);
       const outputs: ForecastOutput[] = new Array(tasks.length);
       groupByCutoff(cutoffs, maxModels).forEach((group, g) => {
-        const fitted = fitGroup(series, schema, group.cutoff, levels, options, options.params.seed + g);
+        // With a request's context, a task's history is a window that ends at its creation date:
+        // a group trained up to an earlier date learns from each series' window that knew most by then.
+        const known = [...bySeries].map(([key, own]) => {
+          let best = latestData.get(key)!;
+          for (const t of own) {
+            const window = asData(key, t.history, t.times!, t.covariates);
+            if (knownBy(window, group.cutoff) > knownBy(best, group.cutoff)) best = window;
+          }
+          return best;
+        });
+        const fitted = fitGroup([...known, ...contextData], schema, group.cutoff, levels, options, options.params.seed + g);
         const items = group.tasks.map((i) => {
           const task = tasks[i];
           const s = asData(task.seriesIndex ?? -1, task.history, task.times!, task.covariates);
