@@ -9,16 +9,18 @@ export class NotPositiveDefinite extends Error {
 }
 
 /**
- * Lower Cholesky factor L (row-major, L L' = A). A pivot at or below `tolerance` times its own
- * diagonal entry is taken as singular: the row then adds almost nothing the rows before it lack,
- * and solutions would carry no significant digit there.
+ * Lower Cholesky factor L (row-major, L L' = A). A pivot at or below `tolerance` times its row's
+ * scale is taken as singular: the row then adds almost nothing the rows before it lack, and
+ * solutions would carry no significant digit there. The scale is the diagonal entry unless
+ * `scales` gives one: where the entry is itself a difference that cancels (rounding noise), it
+ * is no measure of what the row should hold.
  */
-export function cholesky(A: Float64Array, n: number, tolerance = 1e-12): Float64Array {
+export function cholesky(A: Float64Array, n: number, tolerance = 1e-12, scales?: Float64Array): Float64Array {
   const L = new Float64Array(n * n);
   for (let j = 0; j < n; j++) {
     let d = A[j * n + j];
     for (let k = 0; k < j; k++) d -= L[j * n + k] * L[j * n + k];
-    if (!(d > tolerance * A[j * n + j])) throw new NotPositiveDefinite(`pivot ${j + 1} of ${n} is ${d}`);
+    if (!(d > tolerance * (scales ? scales[j] : A[j * n + j]))) throw new NotPositiveDefinite(`pivot ${j + 1} of ${n} is ${d}`);
     const root = Math.sqrt(d);
     L[j * n + j] = root;
     for (let i = j + 1; i < n; i++) {

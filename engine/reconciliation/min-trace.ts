@@ -31,9 +31,22 @@ export function minTraceReconciler(structure: HierarchyStructure, weights: Weigh
     const YY = multiply(Y, transpose(Y, a, T), a, T, a);
     for (let k = 0; k < a * a; k++) M[k] += scale * YY[k];
   }
+  // Each aggregate row of U'WU is its own weight less its bottoms': a model whose aggregate errors
+  // are exactly the sums of its bottoms' (naive, with mint_cov) leaves rounding noise there, which
+  // its own diagonal cannot tell from a real pivot. The weights of the rows it combines can.
+  const rowWeight = (i: number) => {
+    let s = 0;
+    if (scale > 0) for (let k = 0; k < T; k++) s += X[i * T + k] ** 2;
+    return d[i] + scale * s;
+  };
+  const scales = Float64Array.from({ length: a }, (_, j) => {
+    let s = rowWeight(j);
+    for (let k = memberStart[j]; k < memberStart[j + 1]; k++) s += rowWeight(a + members[k]);
+    return s;
+  });
   let L: Float64Array;
   try {
-    L = cholesky(M, a);
+    L = cholesky(M, a, 1e-12, scales);
   } catch (e) {
     if (!(e instanceof NotPositiveDefinite)) throw e;
     const hint = estimator === 'mint_cov' && T - 1 <= a ? `: mint_cov needs more than ${a + 1} residuals per series here, got ${T}` : '';

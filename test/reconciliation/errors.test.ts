@@ -150,4 +150,19 @@ describe('too few observations', () => {
       ['estimator'],
     );
   });
+
+  test("mint_cov where each aggregate's residuals are its bottoms' sums (a naive model): singular, not rounding noise", () => {
+    const structure = fixtureStructure(tree);
+    const a = structure.aggregateCount;
+    const residuals = base.residuals!.map((r) => Float64Array.from(r));
+    for (let j = 0; j < a; j++) {
+      residuals[j].fill(0);
+      for (let k = structure.memberStart[j]; k < structure.memberStart[j + 1]; k++) {
+        residuals[a + structure.members[k]].forEach((v, t) => (residuals[j][t] += v));
+      }
+    }
+    expectRefusal(() => run(tree, { method: 'min_trace', estimator: 'mint_cov' }, { ...base, residuals }), 'ill_conditioned', /singular/, ['estimator']);
+    // mint_shrink's diagonal keeps the same residuals solvable.
+    expect(() => run(tree, { method: 'min_trace', estimator: 'mint_shrink' }, { ...base, residuals })).not.toThrow();
+  });
 });
