@@ -154,6 +154,8 @@ export const Reconciliation = z
     middle_level: z
       .array(z.string().min(1))
       .min(1)
+      .refine((names) => new Set(names).size === names.length, 'name each identifier of the middle level once')
+      .meta({ uniqueItems: true })
       .optional()
       .meta({ description: 'middle_out only, and required there: the identifiers its middle level keeps.' }),
     residual_window: z

@@ -4,7 +4,8 @@ import { MAX_HORIZON } from '../request-schema.ts';
 import { parseTimestamp } from '../time-index.ts';
 import { floorToGrid, parseDuration, wholeSteps, type Duration } from './duration.ts';
 import { hierarchyLevels, selectLevels, type Level } from './hierarchy.ts';
-import { summariseRoles, type BetaQuery, type RoleSummary } from './query-fields.ts';
+import { summariseRoles, type Aggregate, type BetaQuery, type RoleSummary } from './query-fields.ts';
+import { ROLLS_UP_AS_SUM } from './rollup.ts';
 
 /**
  * Rules between fields of the beta query that no single field's schema can see: the roles form
@@ -166,6 +167,14 @@ function checkReconciliation(query: BetaQuery, roles: RoleSummary, issues: Query
   if (Object.keys(query.input.hierarchies ?? {}).length === 0) {
     issues.push({ path: at(), message: 'reconciliation needs input.hierarchies: it reconciles the levels they roll up into' });
     return;
+  }
+  for (const name of roles.targets) {
+    const aggregate = (query.input.columns?.[name] as { aggregate?: Aggregate } | undefined)?.aggregate;
+    if (aggregate !== undefined && !ROLLS_UP_AS_SUM.has(aggregate))
+      issues.push({
+        path: ['input', 'columns', name, 'aggregate'],
+        message: `reconciliation makes each parent the sum of its children, but '${name}' rolls up by its ${aggregate}; reconcile targets whose aggregate is sum, count, first or last`,
+      });
   }
   for (const [option, methods] of Object.entries(OPTION_METHODS)) {
     if (r[option as keyof typeof OPTION_METHODS] !== undefined && !(methods as readonly string[]).includes(r.method))

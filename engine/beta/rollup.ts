@@ -30,6 +30,9 @@ const ROLLUP: Record<Aggregate, (v: string, scale: SumScale) => string> = {
 
 const ADDS = new Set<Aggregate>(['sum', 'mean', 'first', 'last', 'count']);
 
+/** The targets whose roll-up is the sum of the children: the only ones reconciliation, which makes each parent that sum, may take. */
+export const ROLLS_UP_AS_SUM: ReadonlySet<Aggregate> = new Set(['sum', 'first', 'last', 'count']);
+
 export interface RollUpSpec {
   /** The base series table (sid, k, values); names in `beta_ids`. */
   base: string;

@@ -170,6 +170,12 @@ describe('refusals name their field', () => {
       /needs at least 3 residuals/,
     ],
     [
+      'a middle level that names an identifier twice',
+      { reconciliation: { method: 'middle_out', middle_level: ['region', 'region'] } },
+      'body.query.reconciliation.middle_level',
+      /name each identifier of the middle level once/,
+    ],
+    [
       'a residual window on an estimator that reads none',
       { reconciliation: { method: 'min_trace', residual_window: 10 } },
       'body.query.reconciliation.residual_window',
@@ -180,6 +186,24 @@ describe('refusals name their field', () => {
     expect(res.statusCode).toBe(422);
     expect(res.headers['content-type']).toContain('application/problem+json');
     expect(res.json().errors).toEqual([{ path: field, message: expect.stringMatching(message) }]);
+  });
+
+  test.each(['mean', 'min', 'max', 'median'])('a target whose roll-up is its %s, not a sum', async (aggregate) => {
+    const columns = {
+      day: { kind: 'time', frequency: '1d' },
+      region: 'identifier',
+      store: 'identifier',
+      sku: 'identifier',
+      units: { kind: 'target', aggregate },
+    };
+    const res = await post(treeQuery({ reconciliation: { method: 'bottom_up' } }, { columns }));
+    expect(res.statusCode).toBe(422);
+    expect(res.json().errors).toEqual([
+      {
+        path: 'body.query.input.columns.units.aggregate',
+        message: expect.stringMatching(/makes each parent the sum of its children, but 'units' rolls up by its/),
+      },
+    ]);
   });
 
   test('reconciliation without hierarchies', async () => {

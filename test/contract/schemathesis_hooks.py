@@ -78,6 +78,7 @@ INEXPRESSIBLE_RULES = [
     (r"reconciliation needs input.hierarchies: it reconciles the levels they roll up into", "a field required by another field's presence"),
     (r".*? applies to .*? only; the method is .*?", "an option allowed by another field's value"),
     (r"middle_out needs middle_level: the identifiers its middle level keeps", "a field required by another field's value"),
+    (r"reconciliation makes each parent the sum of its children, but '.*?' rolls up by its \w+; .*?", "an option allowed by another field's value"),
     (r"only min_trace with .*? reads one-step residuals", "an option allowed by other fields' values"),
     (r"min_trace with .*? needs at least \d+ residuals per series", "a bound given by another field's value"),
     (r"reconciliation needs the bottom level .*?, which the selector leaves out .*?", "the selector's levels against the hierarchies"),
