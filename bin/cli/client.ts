@@ -60,7 +60,19 @@ export class ApiClient {
   /** A JSON call; a submission names itself with `idempotencyKey`, so that sending it again never makes a second job. */
   async json<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: string, idempotencyKey?: string): Promise<T> {
     const response = await this.send(method, path, body, idempotencyKey);
-    return (await response.json()) as T;
+    const text = await response.text();
+    try {
+      const value: unknown = JSON.parse(text);
+      if (typeof value === 'object' && value !== null) return value as T;
+    } catch {
+      // Answered below: the same words for any answer that is no JSON object.
+    }
+    throw this.notTheService(`${method} ${path}`, `an answer that is no JSON object (${response.headers.get('content-type') ?? 'no content type'})`);
+  }
+
+  /** An answer this service would not give: most often the URL names another server. */
+  notTheService(call: string, what: string): CliError {
+    return new CliError(`${this.base} answered ${call} with ${what}: is --url (or FORECAST_URL) the forecasting service?`);
   }
 
   /** Streams a response body into a file (written beside it first, so a failed download leaves nothing half-written). */

@@ -61,7 +61,10 @@ export function parseTargetCell(value: string | number | null, where: string, co
   const text = (value ?? '').trim();
   if (text === '') throw new UsageError(`${where}: ${column} is empty; the service needs a value at every timestamp (fill or drop missing rows first)`);
   if (!NUMBER.test(text)) throw new UsageError(`${where}: ${column} '${text}' is not a number`);
-  return Number(text);
+  const number = Number(text);
+  // Past a double's range (1e400) the text reads as Infinity, which JSON cannot carry.
+  if (!Number.isFinite(number)) throw new UsageError(`${where}: ${column} '${text}' is beyond the range of a number the service takes`);
+  return number;
 }
 
 /** Collects rows into series and keeps an estimate of the JSON body they make, to stop early when it is too large. */

@@ -12,8 +12,14 @@ export interface JobStatus {
 }
 
 /** A job's state without its results: a completed job's answer carries series, so one page of one is asked for. */
-export const fetchJobStatus = (client: ApiClient, jobId: string): Promise<JobStatus> =>
-  client.json<JobStatus>('GET', `/forecast-jobs/${encodeURIComponent(jobId)}?limit=1`);
+export async function fetchJobStatus(client: ApiClient, jobId: string): Promise<JobStatus> {
+  const path = `/forecast-jobs/${encodeURIComponent(jobId)}?limit=1`;
+  const status = await client.json<JobStatus>('GET', path);
+  if (!JOB_STATES.has(status.status)) throw client.notTheService(`GET ${path}`, 'a body without a job status');
+  return status;
+}
+
+const JOB_STATES = new Set<unknown>(['in_progress', 'completed', 'failed']);
 
 export function formatDuration(seconds: number): string {
   if (!Number.isFinite(seconds)) return 'unknown';

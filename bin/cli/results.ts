@@ -24,7 +24,11 @@ export interface DownloadedResults {
 }
 
 export async function downloadResults(client: ApiClient, jobId: string, outDir: string, ids: readonly string[] | null): Promise<DownloadedResults> {
-  fs.mkdirSync(outDir, { recursive: true });
+  try {
+    fs.mkdirSync(outDir, { recursive: true });
+  } catch (error) {
+    throw new CliError(`cannot write the results to the folder ${outDir}: ${(error as Error).message}`);
+  }
   const result: DownloadedResults = { files: [], notes: [] };
   for (const table of TABLES) {
     const file = path.join(outDir, `${table}.parquet`);

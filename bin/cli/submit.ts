@@ -75,6 +75,7 @@ export function submitCommand(program: Command, config: ClientConfig): void {
         if (error instanceof ApiError && error.status === 413) throw tooLarge(file, bytes, null);
         throw error instanceof ApiError ? error.withPaths(describeRequestPath(data, request)) : error;
       }
+      if (typeof submitted.job_id !== 'string' || submitted.job_id === '') throw client.notTheService('the submission', 'no job_id');
       const jobId = submitted.job_id;
       process.stderr.write(
         `submitted job ${jobId}: ${request.forecasts} forecasts of ${data.series.length} series${options.model ? ` with ${options.model}` : ''}\n`,

@@ -1,3 +1,4 @@
+import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
@@ -48,6 +49,11 @@ describe('a long-format file the CLI cannot send', () => {
     // Rows are counted from 0, as pandas counts them: the third row is row 2.
     expect(run.stderr).toContain(`error: ${file} row 2: y 'n/a' is not a number`);
     // A decimal comma makes a fourth field: the CSV parser's own message, with its line.
+    // Past a double's range: not sent as null.
+    rows[2].y = '1e400';
+    const huge = await submit(writeCsv(path.join(dir, 'huge-value.csv'), ['unique_id', 'ds', 'y'], rows));
+    expect(huge.code).toBe(2);
+    expect(huge.stderr).toContain("row 2: y '1e400' is beyond the range of a number the service takes");
     rows[2].y = '12,5';
     const ragged = await submit(writeCsv(path.join(dir, 'decimal-comma.csv'), ['unique_id', 'ds', 'y'], rows));
     expect(ragged.code).toBe(2);
@@ -144,4 +150,36 @@ test('a service that is not running is one clear message and exit 1', async () =
   const jobs = await runForecast(['jobs'], env());
   expect(jobs.code).toBe(1);
   expect(jobs.stderr).toContain('connection refused');
+});
+
+test('a URL that names another web server, and a bad PORT, are one clear message, never a stack trace', async () => {
+  // A server answering 200 with a page, then with an empty JSON object, to everything.
+  let body = '<html><body>hello</body></html>';
+  const other = http.createServer((_request, response) =>
+    response.writeHead(200, { 'content-type': body.startsWith('<') ? 'text/html' : 'application/json' }).end(body),
+  );
+  await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(other.address() as net.AddressInfo).port}`;
+  try {
+    const file = writeCsv(path.join(dir, 'fine-elsewhere.csv'), ['unique_id', 'ds', 'y'], dailySales(['a'], 30));
+    for (const args of [['submit', file, '--horizon', '7', '--freq', 'D'], ['status', 'some-job'], ['jobs']]) {
+      const run = await runForecast(args, { FORECAST_URL: url, FORECAST_API_KEY: 'any-key' });
+      expect(run.code, args[0]).toBe(1);
+      expect(run.stderr, args[0]).toMatch(
+        new RegExp(
+          `(^|\n)error: ${url} answered .* with an answer that is no JSON object \\(text/html\\): is --url \\(or FORECAST_URL\\) the forecasting service\\?`,
+        ),
+      );
+      expect(run.stderr).not.toMatch(/\n\s+at /);
+    }
+    body = '{}';
+    const empty = await runForecast(['submit', file, '--horizon', '7', '--freq', 'D'], { FORECAST_URL: url, FORECAST_API_KEY: 'any-key' });
+    expect(empty.code).toBe(1);
+    expect(empty.stderr).toContain(`${url} answered the submission with no job_id`);
+  } finally {
+    other.close();
+  }
+  const port = await runForecast(['jobs'], { PORT: 'abc', FORECAST_API_KEY: 'any-key' });
+  expect(port.code).toBe(2);
+  expect(port.stderr.trim()).toBe("error: PORT must be a number >= 0; got 'abc'");
 });

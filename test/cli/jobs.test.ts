@@ -131,6 +131,16 @@ describe('forecast submit', () => {
     const means = await query(`SELECT unique_id, list(mean ORDER BY step) AS mean FROM '${dir}/named/predictions.parquet' GROUP BY ALL`);
     for (const row of means) expect(row.mean).toEqual(expected.get(String(row.unique_id)));
 
+    // An --out that is a file: one line saying so, and the results stay on the service.
+    fs.writeFileSync(path.join(dir, 'a-file'), '');
+    const onFile = await forecast(['download', jobId, '--out', 'a-file/sub']);
+    expect(onFile.code).toBe(1);
+    expect(onFile.stderr).toMatch(
+      /^error: job \S+ completed, but its results could not be downloaded: cannot write the results to the folder a-file\/sub: ENOTDIR/,
+    );
+    expect(onFile.stderr).toContain('the results stay on the service');
+    expect(onFile.stderr).not.toMatch(/\n\s+at /);
+
     const plain = await forecast(['download', jobId]);
     expect(plain.code, plain.stderr).toBe(0);
     expect(plain.stdout).toBe(`wrote ${jobId}/predictions.parquet\n`);
