@@ -17,7 +17,7 @@ import type { JobService } from '../jobs/job-service.ts';
 import type { QuotaPolicy } from '../quotas.ts';
 import { BETA_ROOTS } from '../problem.ts';
 import { betaBody, betaUploadErrors } from '../schemas/beta-upload.ts';
-import { IdempotencyHeader, JobIdParams, JobProgressSchema, submitErrors, submittedResponse } from '../schemas/jobs.ts';
+import { IdempotencyHeader, JobIdParams, JobProgressSchema, NoQuery, submitErrors, submittedResponse } from '../schemas/jobs.ts';
 import type { betaModelQuery } from '../schemas/query.ts';
 import { dependencyErrors, ERRORS, jobErrors, jsonResponse, MULTIPART_MALFORMED } from '../schemas/responses.ts';
 import { parseOr422 } from '../validation.ts';
@@ -116,6 +116,7 @@ export function betaJobRoutes(
 
   app.get(`${BETA_JOBS}/:job_id`, async (request) => {
     const { job_id } = parseOr422(JobIdParams, request.params, 'path');
+    parseOr422(NoQuery, request.query, 'query');
     const meta = await jobs.meta(job_id, request.principal, 'beta');
     const state = await jobs.state(job_id);
     const about = { job_id, model: meta.model, created_at: meta.created_at };

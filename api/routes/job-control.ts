@@ -3,7 +3,7 @@ import type { ZodOpenApiOperationObject, ZodOpenApiPathItemObject } from 'zod-op
 import type { JobKind } from '../../store/layout.ts';
 import type { JobService } from '../jobs/job-service.ts';
 import { HttpError } from '../problem.ts';
-import { JobDeleted, JobIdParams } from '../schemas/jobs.ts';
+import { JobDeleted, JobIdParams, NoQuery } from '../schemas/jobs.ts';
 import { ERRORS, jobErrors, jsonResponse, parquetResponse, problemResponse } from '../schemas/responses.ts';
 import { parseOr422 } from '../validation.ts';
 
@@ -11,6 +11,7 @@ import { parseOr422 } from '../validation.ts';
 export function jobControlRoutes(app: FastifyInstance, prefix: string, jobs: JobService, kind: JobKind): void {
   app.post(`${prefix}/:job_id/cancel`, async (request) => {
     const { job_id } = parseOr422(JobIdParams, request.params, 'path');
+    parseOr422(NoQuery, request.query, 'query');
     await jobs.meta(job_id, request.principal, kind);
     const before = await jobs.state(job_id);
     if (before.status !== 'in_progress')
@@ -21,6 +22,7 @@ export function jobControlRoutes(app: FastifyInstance, prefix: string, jobs: Job
 
   app.delete(`${prefix}/:job_id`, async (request) => {
     const { job_id } = parseOr422(JobIdParams, request.params, 'path');
+    parseOr422(NoQuery, request.query, 'query');
     await jobs.meta(job_id, request.principal, kind);
     await jobs.remove(job_id);
     return { job_id, status: 'deleted' };
@@ -29,6 +31,7 @@ export function jobControlRoutes(app: FastifyInstance, prefix: string, jobs: Job
   for (const table of ['predictions', 'metrics'] as const) {
     app.get(`${prefix}/:job_id/${table}.parquet`, async (request, reply) => {
       const { job_id } = parseOr422(JobIdParams, request.params, 'path');
+      parseOr422(NoQuery, request.query, 'query');
       const meta = await jobs.meta(job_id, request.principal, kind);
       const state = await jobs.state(job_id);
       if (state.status !== 'completed')

@@ -107,6 +107,14 @@ describe('a beta backtest job', () => {
     });
   });
 
+  test('a poll or a download with query parameters it does not take is refused, not answered as without them', async () => {
+    for (const url of [`/v1-beta/forecast-jobs/${id}?limit=0`, `/v1-beta/forecast-jobs/${id}/metrics.parquet?foo=1`]) {
+      const res = await app.inject({ method: 'GET', url, headers: AUTH });
+      expect(res.statusCode, url).toBe(422);
+      expect(res.json().errors[0].path).toMatch(/^query\.(limit|foo)$/);
+    }
+  });
+
   test('predictions are typed columns named as in the query, with exactly the numbers of POST /v1-beta/forecast', async () => {
     const { columns, rows } = await readDownload(`/v1-beta/forecast-jobs/${id}/predictions.parquet`);
     expect(columns).toEqual([
