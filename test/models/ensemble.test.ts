@@ -243,6 +243,20 @@ describe('ensemble model', () => {
     expect(alone.runs[0].refusal).toMatch(/not finite/);
   });
 
+  test('a member whose forecast runs away from the history is left out, as a refusal is, unless every member runs away', async () => {
+    // CES diverges on this short intermittent series (statsforecast's AutoCES to millions too).
+    const t = task(Float64Array.from([...Array(12).fill(0), 1, 0, 0, 0]), 24, 12);
+    const load = async (name: string) => (await loadMember(name, settings)) as LocalModel;
+    const [aets, ces, theta] = await Promise.all(['aets', 'ces', 'theta'].map(load));
+    expect(Math.max(...ces.forecast(t).mean)).toBeGreaterThan(1e5);
+    const [out] = await ensemble.forecastBatch([t], [], options(['aets', 'ces', 'theta']));
+    const [a, b] = [aets.forecast(t).mean, theta.forecast(t).mean];
+    // The two others' mean (as members they run with the ensemble's own settings, a hair apart).
+    out.mean.forEach((v, j) => expect(v).toBeCloseTo((a[j] + b[j]) / 2, 2));
+    const [alone] = await ensemble.forecastBatch([t], [], options(['ces']));
+    expect([...alone.mean]).toEqual([...ces.forecast(t).mean]);
+  });
+
   test("a history too short for two windows gets the equal-weight mean and the mean of the members' quantiles", async () => {
     const history = Float64Array.of(3, 1, 4, 1, 5);
     const t = task(history, 3, 2);

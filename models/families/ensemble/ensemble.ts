@@ -127,10 +127,36 @@ export async function runMembers(
   return { cuts, runs, ran };
 }
 
-/** The members that forecast task i (`able`), and those of them that forecast every window run (`validated`: they are combined). */
-function seating({ runs }: EnsembleRuns, i: number): { able: number[]; validated: number[] } {
-  const able = runs.map((_, k) => k).filter((k) => runs[k].full[i] !== null);
+/**
+ * The members that forecast task i (`able`), and those of them that forecast every window run
+ * (`validated`: they are combined). A member whose forecast runs away from the history is left
+ * out as a refusal is, unless every member's does.
+ */
+function seating({ runs }: EnsembleRuns, i: number, history: Float64Array): { able: number[]; validated: number[] } {
+  const forecasting = runs.map((_, k) => k).filter((k) => runs[k].full[i] !== null);
+  const reasonable = forecasting.filter((k) => withinReach(history, runs[k].full[i]!.mean));
+  const able = reasonable.length > 0 ? reasonable : forecasting;
   return { able, validated: able.filter((k) => runs[k].windows[i].every((w) => w !== null)) };
+}
+
+/** How far past the history's range, in multiples of that range, a member's forecast may go. */
+const REACH = 10;
+
+/**
+ * Whether a forecast stays within REACH ranges of the history's. Trends and growth stay well
+ * inside; a diverging member does not (CES on a short intermittent series grows without bound, as
+ * statsforecast's AutoCES does), and one such member would carry the combination with it.
+ */
+function withinReach(history: Float64Array, mean: Float64Array): boolean {
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const v of history) {
+    lo = Math.min(lo, v);
+    hi = Math.max(hi, v);
+  }
+  // A constant history has no range: its level's size stands in (a unit where it is 0).
+  const range = hi > lo ? hi - lo : Math.abs(hi) || 1;
+  return mean.every((v) => v >= lo - REACH * range && v <= hi + REACH * range);
 }
 
 /**
@@ -167,7 +193,7 @@ function combinedWeights(
  */
 function lastWindow(task: ForecastTask, i: number, runs: EnsembleRuns, { combination }: Combining, pooled: PooledErrors | null): LastWindow | null {
   const cuts = runs.cuts[i];
-  const { validated } = seating(runs, i);
+  const { validated } = seating(runs, i, task.history);
   if (!lastRan(runs, i) || validated.length === 0) return null;
   const weights = combinedWeights(task, i, runs, combination, validated, pooled);
   const last = (k: number) => runs.runs[k].windows[i][runs.runs[k].windows[i].length - 1]!;
@@ -214,7 +240,7 @@ export function combineTask(
     throw new Error(
       `a ${combination} combination with ${intervals} quantiles needs ${needed === 'all' ? 'every window' : 'its earliest and last windows'} run`,
     );
-  const { able, validated } = seating(runs, i);
+  const { able, validated } = seating(runs, i, task.history);
   if (able.length === 0) {
     const reasons = names.map((name, k) => `${name}: ${runs.runs[k].refusal ?? 'no forecast'}`).join('; ');
     throw new ModelInputError(`no ensemble member could forecast series ${task.seriesIndex ?? i} (${reasons})`);
