@@ -158,6 +158,16 @@ describe('svc-global', () => {
     expect(Array.from(b[1].mean)).not.toEqual(Array.from(a[1].mean));
   });
 
+  test('a constant series among trending ones is forecast as its constant, every quantile too', async () => {
+    const data = hourly(6, 24 * 8, 6);
+    const flat = { ...data[0], history: new Float64Array(24 * 8).fill(500) };
+    const tasks = [task(flat, 0, 6), ...data.slice(1).map((s, i) => task(s, i + 1, 6))];
+    const [constant, other] = await svcGlobal.forecastBatch(tasks, []);
+    expect([...constant.mean]).toEqual(Array(6).fill(500));
+    for (const q of constant.quantiles) expect([...q]).toEqual(Array(6).fill(500));
+    expect(new Set(other.mean).size).toBeGreaterThan(1);
+  });
+
   test("with a context, each creation date's model learns from the windows known by its date", async () => {
     // Each task sees only its last two days (a request's context): a model trained up to an
     // earlier date than the latest window's start still has the earlier windows to learn from.

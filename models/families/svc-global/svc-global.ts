@@ -230,6 +230,16 @@ function fitGroup(all: SeriesData[], baseSchema: Schema, cutoff: number, levels:
   return { model, schema, quantiles: errorQuantiles(errors, horizon, levels) };
 }
 
+/**
+ * A constant history's forecast: its value, every quantile too, as the local models give it. Its
+ * own data show no change, and its scale (its level, for want of differences) would turn the
+ * changes the trees learned from other series into moves of its whole size.
+ */
+function steady(value: number, horizon: number, levels: number): ForecastOutput {
+  const flat = () => new Float64Array(horizon).fill(value);
+  return { mean: flat(), quantiles: Array.from({ length: levels }, flat) };
+}
+
 export function createSvcGlobal(options: SvcGlobalOptions = DEFAULT_OPTIONS): GlobalModel {
   return {
     name: 'svc-global',
@@ -287,6 +297,11 @@ export function createSvcGlobal(options: SvcGlobalOptions = DEFAULT_OPTIONS): Gl
         });
         const means = forecastRecursive(fitted.model, fitted.schema, items, horizon);
         group.tasks.forEach((i, k) => {
+          const history = tasks[i].history;
+          if (history.every((v) => v === history[0])) {
+            outputs[i] = steady(history[0], horizon, levels.length);
+            return;
+          }
           const mean = means[k];
           const scale = items[k].scale;
           outputs[i] = { mean, quantiles: fitted.quantiles.map((q) => Float64Array.from(mean, (v, j) => v + scale * q[j])) };
