@@ -53,6 +53,11 @@ describe("ensemble's pooled quantiles", () => {
     // Season 2: at least 8 differences at lag 2, though two horizons hold 2.
     expect(recentScale(growing, 2, 1)).toBe(3.125);
     expect(recentScale([1, 5, 2, 8, 0, 0, 0, 0, 0], 1, 2)).toBe(2.625);
+    // Thirteen months, season 12: one seasonal difference, 0; the steps' differences keep a width.
+    const intermittent = [0, 0, 0, 0, 1, 5, 0, 0, 0, 0, 0, 0, 0];
+    expect(naiveScale(intermittent, 12)).toBe(0);
+    expect(recentScale(intermittent, 12, 18)).toBe(10 / 12);
+    expect(recentScale(Array(13).fill(3), 12, 18)).toBe(0);
   });
 
   test('the short profile pools, and runs only the earliest and the last window', () => {

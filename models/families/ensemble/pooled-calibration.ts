@@ -58,11 +58,13 @@ export function naiveScale(history: ArrayLike<number>, seasonLength: number, spa
 /**
  * The scale a pool reads: the naive errors of the last two horizons, and of at least four seasons
  * (a season's differences average over several cycles). Where that stretch stood still (an
- * intermittent series' zeros), the whole history's, so that an interval keeps a width. Why this
- * stretch, and the others measured: docs/decisions/080-pooled-quantiles-on-a-recent-scale.md.
+ * intermittent series' zeros), the whole history's, so that an interval keeps a width; and where
+ * the whole history's seasonal differences do too (a little over one season, its few differences
+ * between zeros), its differences from step to step. Why this stretch, and the others measured:
+ * docs/decisions/080-pooled-quantiles-on-a-recent-scale.md.
  */
 export function recentScale(history: ArrayLike<number>, seasonLength: number, horizon: number): number {
-  return naiveScale(history, seasonLength, Math.max(2 * horizon, 4 * seasonLength)) || naiveScale(history, seasonLength);
+  return naiveScale(history, seasonLength, Math.max(2 * horizon, 4 * seasonLength)) || naiveScale(history, seasonLength) || naiveScale(history, 1);
 }
 
 /** The pool a task belongs to: series of the same season and horizon. */
