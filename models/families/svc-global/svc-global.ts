@@ -259,7 +259,9 @@ export function createSvcGlobal(options: SvcGlobalOptions = DEFAULT_OPTIONS): Gl
       const bySeries = new Map<number, ForecastTask[]>();
       tasks.forEach((task, i) => {
         const key = task.seriesIndex ?? -1 - i;
-        bySeries.set(key, [...(bySeries.get(key) ?? []), task]);
+        const own = bySeries.get(key);
+        if (own) own.push(task);
+        else bySeries.set(key, [task]);
       });
       const latest = new Map(
         [...bySeries].map(([key, own]) => [key, own.reduce((a, b) => (b.times![b.history.length - 1] > a.times![a.history.length - 1] ? b : a))]),
