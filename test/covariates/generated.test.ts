@@ -189,7 +189,20 @@ describe('float data sources', () => {
     const [source] = checkGeneratedCovariates(request([{ type: 'float', config: { data_source: 'prices', column: 'temp' } }], days('2024-01-01', 3)));
     expect(source).toEqual({ path: 'body.covariates[0].config.data_source', message: expect.stringContaining('registered data sources: weather') });
     const [column] = checkGeneratedCovariates(request([{ type: 'float', config: { data_source: 'weather', column: 'station' } }], days('2024-01-01', 3)));
-    expect(column).toEqual({ path: 'body.covariates[0].config.column', message: expect.stringMatching(/not numeric.*numeric columns: temp/) });
+    expect(column).toEqual({
+      path: 'body.covariates[0].config.column',
+      message: expect.stringMatching(/is VARCHAR, which is no number column this server reads; numeric columns: temp/),
+    });
+  });
+  test('a Parquet decimal of more than 38 digits is named as such, not read as wrong numbers (decision 099)', () => {
+    fs.copyFileSync(path.join(import.meta.dirname, '../fixtures/beta/sales-decimal256.parquet'), path.join(dir, 'wide.parquet'));
+    const [column] = checkGeneratedCovariates(request([{ type: 'float', config: { data_source: 'wide', column: 'sales' } }], days('2024-01-01', 3)));
+    expect(column).toEqual({
+      path: 'body.covariates[0].config.column',
+      message: expect.stringMatching(
+        /^column 'sales' of data source 'wide' is DECIMAL\(40,2\) of more than 38 digits, which is no number column this server reads/,
+      ),
+    });
   });
 });
 

@@ -38,9 +38,9 @@ export const float: CovariateKind<'float', typeof FloatConfig> = {
       return refuse('data_source', `data source '${source.name}' has no date or timestamp column (columns: ${columns})`);
     }
     if (!source.numericColumns.includes(config.column)) {
-      const exists = source.columns.some((c) => c.name === config.column);
-      const problem = exists
-        ? `column '${config.column}' of data source '${source.name}' is not numeric`
+      const found = source.columns.find((c) => c.name === config.column);
+      const problem = found
+        ? `column '${config.column}' of data source '${source.name}' is ${found.type}, which is no number column this server reads`
         : `data source '${source.name}' has no column '${config.column}'`;
       return refuse('column', `${problem}; numeric columns: ${listed(source.numericColumns) || 'none'}`);
     }

@@ -23,7 +23,21 @@ async function handle(request) {
     await c.run("SET TimeZone = 'UTC'").catch(() => {});
     if (request.kind === 'describe') {
       const rows = (await c.runAndReadAll(`DESCRIBE SELECT * FROM ${relation(request.path)}`)).getRowObjectsJS();
-      return rows.map((r) => ({ name: String(r.column_name), type: String(r.column_type) }));
+      const columns = rows.map((r) => ({ name: String(r.column_name), type: String(r.column_type) }));
+      // DuckDB 1.5.5 types a Parquet decimal of more than 38 digits as DOUBLE and reads wrong
+      // numbers from it (decision 099): such a column is described as what it is, not as numeric.
+      if (/\.parquet$/i.test(request.path) && columns.some((col) => col.type === 'DOUBLE')) {
+        const wide = (
+          await c.runAndReadAll(
+            `SELECT name, CAST(precision AS INTEGER) AS p, CAST(scale AS INTEGER) AS s FROM parquet_schema(${literal(request.path)}) WHERE converted_type = 'DECIMAL' AND precision > 38`,
+          )
+        ).getRowObjectsJS();
+        for (const { name, p, s } of wide) {
+          const col = columns.find((c) => c.name === name && c.type === 'DOUBLE');
+          if (col) col.type = `DECIMAL(${p},${s}) of more than 38 digits`;
+        }
+      }
+      return columns;
     }
     if (request.kind === 'read') {
       // Times as the wall clock of the file (a zoned time is taken in UTC), epoch milliseconds.
