@@ -3,7 +3,8 @@ import type { ZodOpenApiOperationObject, ZodOpenApiPathItemObject } from 'zod-op
 import type { JobKind } from '../../store/layout.ts';
 import type { JobService } from '../jobs/job-service.ts';
 import { HttpError } from '../problem.ts';
-import { JobDeleted, JobIdParams, NoQuery } from '../schemas/jobs.ts';
+import { JobDeleted, JobIdParams } from '../schemas/jobs.ts';
+import { NoQuery } from '../schemas/query.ts';
 import { ERRORS, jobErrors, jsonResponse, parquetResponse, problemResponse } from '../schemas/responses.ts';
 import { parseOr422 } from '../validation.ts';
 

@@ -11,6 +11,7 @@ import type { Engine } from '../../engine/engine.ts';
 import { describeModel, describeModels, type ModelDescription } from '../../models/contract/model-catalogue.ts';
 import { MODEL_NAMES } from '../../models/contract/model-registry.ts';
 import { HttpError } from '../problem.ts';
+import { NoQuery } from '../schemas/query.ts';
 import { ERRORS, jsonResponse, problemResponse } from '../schemas/responses.ts';
 import { parseOr422 } from '../validation.ts';
 
@@ -52,7 +53,6 @@ const ModelInfo = z
 
 const ModelList = z.object({ models: z.array(ModelInfo) }).meta({ id: 'ModelList' });
 const ModelNameParams = z.strictObject({ name: z.string().meta({ description: 'A model name, as the `model` query parameter takes it.' }) });
-const NoQuery = z.strictObject({});
 
 /** The API's form of a model's description, with the provider its loaded sessions report when it has run. */
 const toModelInfo = (engine: Engine, d: ModelDescription): z.output<typeof ModelInfo> => ({

@@ -10,9 +10,6 @@ import { problemResponse, retryLaterResponse } from './responses.ts';
 
 export const JobIdParams = z.strictObject({ job_id: z.string() });
 
-/** The query string of an operation that takes no parameters: any is refused, never ignored (decision 019). */
-export const NoQuery = z.strictObject({});
-
 export const JobPageQuery = z.strictObject({
   offset: z.coerce.number().int().min(0).default(0).meta({ description: 'First series to return (0-based).' }),
   limit: z.coerce.number().int().min(1).optional().meta({ description: 'Number of series to return; all when omitted.' }),

@@ -3,6 +3,9 @@ import { MODEL_NAMES } from '../../models/contract/model-registry.ts';
 
 type KnownModel = (typeof MODEL_NAMES)[number];
 
+/** The query string of an operation that takes no parameters: any is refused, never ignored (decision 019). */
+export const NoQuery = z.strictObject({});
+
 const ABOUT_AARIMA =
   'Beyond the reference, `aarima` takes numeric future covariates ' +
   '(`future_variables` and generated covariates known in advance) as regressors: regression with ARIMA errors, as R auto.arima(xreg=).';
