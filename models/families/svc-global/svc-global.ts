@@ -255,17 +255,6 @@ export function createSvcGlobal(options: SvcGlobalOptions = DEFAULT_OPTIONS): Gl
         if (task.horizon !== horizon || task.seasonLength !== tasks[0].seasonLength)
           throw new Error('svc-global needs one horizon and season length per request');
       }
-      // Per series its tasks; the one that saw the most (latest creation date) holds what training may use.
-      const bySeries = new Map<number, ForecastTask[]>();
-      tasks.forEach((task, i) => {
-        const key = task.seriesIndex ?? -1 - i;
-        const own = bySeries.get(key);
-        if (own) own.push(task);
-        else bySeries.set(key, [task]);
-      });
-      const latest = new Map(
-        [...bySeries].map(([key, own]) => [key, own.reduce((a, b) => (b.times![b.history.length - 1] > a.times![a.history.length - 1] ? b : a))]),
-      );
       const asData = (key: number, values: Float64Array, times: Float64Array, cov: ForecastTask['covariates']): SeriesData => ({
         key,
         values,
@@ -274,7 +263,17 @@ export function createSvcGlobal(options: SvcGlobalOptions = DEFAULT_OPTIONS): Gl
         future: cov?.future ?? {},
         static: cov?.static ?? {},
       });
-      const latestData = new Map([...latest].map(([key, t]) => [key, asData(key, t.history, t.times!, t.covariates)]));
+      // Per series its tasks' histories; the latest creation date's holds what training may use.
+      const windows = new Map<number, SeriesData[]>();
+      tasks.forEach((task, i) => {
+        const key = task.seriesIndex ?? -1 - i;
+        const window = asData(key, task.history, task.times!, task.covariates);
+        const own = windows.get(key);
+        if (own) own.push(window);
+        else windows.set(key, [window]);
+      });
+      const created = (s: SeriesData) => s.times[s.values.length - 1];
+      const latestData = new Map([...windows].map(([key, own]) => [key, own.reduce((a, b) => (created(b) > created(a) ? b : a))]));
       const contextData = context.map((c) => asData(c.seriesIndex, c.values, c.times, c.covariates));
       const series: SeriesData[] = [...latestData.values(), ...contextData];
       const schema = buildSchema(series, m, horizon);
@@ -283,14 +282,9 @@ export function createSvcGlobal(options: SvcGlobalOptions = DEFAULT_OPTIONS): Gl
       groupByCutoff(cutoffs, maxModels).forEach((group, g) => {
         // With a request's context, a task's history is a window that ends at its creation date:
         // a group trained up to an earlier date learns from each series' window that knew most by then.
-        const known = [...bySeries].map(([key, own]) => {
-          let best = latestData.get(key)!;
-          for (const t of own) {
-            const window = asData(key, t.history, t.times!, t.covariates);
-            if (knownBy(window, group.cutoff) > knownBy(best, group.cutoff)) best = window;
-          }
-          return best;
-        });
+        const known = [...windows].map(([key, own]) =>
+          own.reduce((best, window) => (knownBy(window, group.cutoff) > knownBy(best, group.cutoff) ? window : best), latestData.get(key)!),
+        );
         const fitted = fitGroup([...known, ...contextData], schema, group.cutoff, levels, options, options.params.seed + g);
         const items = group.tasks.map((i) => {
           const task = tasks[i];
