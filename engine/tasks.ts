@@ -135,26 +135,20 @@ export async function runTasks(engine: Engine, batch: TaskBatch, label: (task: n
         ? await runInline(model.name, tasks)
         : await engine.threads.runLocal(model.name, tasks, batch.lane);
   recordBatch(model.name, (performance.now() - started) / 1000, results);
+  /** The model's refusal of a task's data: an `invalid_request` at the task's field. */
+  const refusal = (at: TaskLabel, message: string) =>
+    new EngineError('invalid_request', `model '${model.name}' cannot forecast ${at.subject}: ${message}`, [{ ...at.field, message: at.fieldMessage(message) }]);
   return results.map((result, i) => {
     if (!result.ok) {
       const at = label(i);
-      if (result.inputError) {
-        throw new EngineError('invalid_request', `model '${model.name}' cannot forecast ${at.subject}: ${result.message}`, [
-          { ...at.field, message: at.fieldMessage(result.message) },
-        ]);
-      }
+      if (result.inputError) throw refusal(at, result.message);
       if (result.unavailable) throw modelUnavailable(model.name, result.message, engine.settings.models, result.unavailable.operatorDetail);
       throw new EngineError('forecast_failed', `model '${model.name}' failed on ${at.forecast}: ${result.message}`);
     }
     if (!allFinite(result.mean) || !result.quantiles.every(allFinite)) {
       const largest = largestMagnitude(tasks[i].history);
-      if (largest >= OVERFLOWING_MAGNITUDE) {
-        const at = label(i);
-        const message = `${model.name} could not fit values as large as ${largest.toPrecision(3)}: its arithmetic overflows past about 1e150`;
-        throw new EngineError('invalid_request', `model '${model.name}' cannot forecast ${at.subject}: ${message}`, [
-          { ...at.field, message: at.fieldMessage(message) },
-        ]);
-      }
+      if (largest >= OVERFLOWING_MAGNITUDE)
+        throw refusal(label(i), `${model.name} could not fit values as large as ${largest.toPrecision(3)}: its arithmetic overflows past about 1e150`);
       throw new EngineError('forecast_failed', `model '${model.name}' produced non-finite values for ${label(i).forecast}`);
     }
     return { mean: result.mean, quantiles: result.quantiles };
