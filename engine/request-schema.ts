@@ -149,7 +149,7 @@ function checkLengths(req: z.output<z.ZodObject<any>>, ctx: z.RefinementCtx): vo
         ctx.addIssue({
           code: 'custom',
           path: at('index', bad),
-          message: `index must increase strictly: ${s.index[bad]} does not come after ${s.index[bad - 1]}`,
+          message: `index ${notAfter(s.index, bad)}`,
         });
       else if (!Number.isNaN(times[n - 1]) && !futureIndexFits(s.index[n - 1], freq, horizon))
         ctx.addIssue({
@@ -203,6 +203,9 @@ function checkLengths(req: z.output<z.ZodObject<any>>, ctx: z.RefinementCtx): vo
   });
 }
 
+/** Why entry `j` of dates that must increase is out of order. */
+const notAfter = (dates: readonly string[], j: number) => `must increase strictly: ${dates[j]} does not come after ${dates[j - 1]}`;
+
 /**
  * The first entry of `future_variables_index` that does not date the future variables as the
  * series does: its entries alongside the target name the index's own instants, and those past it
@@ -215,8 +218,7 @@ function misdatedFutureEntry(futureIndex: string[], index: string[]): { entry: n
     if (Number.isNaN(future[j])) return null;
     if (j < own.length && future[j] !== own[j])
       return { entry: j, message: `${futureIndex[j]} is not index[${j}] (${index[j]}): the future variables' dates follow the series' own, then continue it` };
-    if (j > 0 && !(future[j] > future[j - 1]))
-      return { entry: j, message: `must increase strictly: ${futureIndex[j]} does not come after ${futureIndex[j - 1]}` };
+    if (j > 0 && !(future[j] > future[j - 1])) return { entry: j, message: notAfter(futureIndex, j) };
   }
   return null;
 }
