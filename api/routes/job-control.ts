@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodOpenApiOperationObject, ZodOpenApiPathItemObject } from 'zod-openapi';
 import type { JobKind } from '../../store/layout.ts';
+import { withoutBodies } from '../bodyless-routes.ts';
 import type { JobService } from '../jobs/job-service.ts';
 import { HttpError } from '../problem.ts';
 import { JobDeleted, JobIdParams } from '../schemas/jobs.ts';
@@ -8,8 +9,12 @@ import { NoQuery } from '../schemas/query.ts';
 import { ERRORS, jobErrors, jsonResponse, parquetResponse, problemResponse } from '../schemas/responses.ts';
 import { parseOr422 } from '../validation.ts';
 
-/** Cancel, delete and the Parquet downloads, the same for both kinds of job (each under its own prefix). */
-export function jobControlRoutes(app: FastifyInstance, prefix: string, jobs: JobService, kind: JobKind): void {
+/** Cancel, delete and the Parquet downloads, the same for both kinds of job (each under its own prefix); none reads a body. */
+export function jobControlRoutes(parent: FastifyInstance, prefix: string, jobs: JobService, kind: JobKind): void {
+  withoutBodies(parent, (app) => controlRoutes(app, prefix, jobs, kind));
+}
+
+function controlRoutes(app: FastifyInstance, prefix: string, jobs: JobService, kind: JobKind): void {
   app.post(`${prefix}/:job_id/cancel`, async (request) => {
     const { job_id } = parseOr422(JobIdParams, request.params, 'path');
     parseOr422(NoQuery, request.query, 'query');

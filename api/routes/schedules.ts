@@ -5,6 +5,7 @@ import type { LocatorConfig } from '../../engine/beta/locator.ts';
 import { resolveBetaQuery } from '../../engine/beta/resolved-query.ts';
 import { checkBetaQueryAgainstModel } from '../../engine/beta/run.ts';
 import type { ScheduleRecord } from '../../store/schedule-records.ts';
+import { withoutBodies } from '../bodyless-routes.ts';
 import { idempotencyKey, IdempotentSubmissions, REPLAYED_HEADER, requestFingerprint } from '../idempotent-submissions.ts';
 import type { JobService } from '../jobs/job-service.ts';
 import { BETA_ROOTS, type FieldRoots } from '../problem.ts';
@@ -125,17 +126,19 @@ export function scheduleRoutes(app: FastifyInstance, opts: ScheduleRouteOptions)
     });
   });
 
-  app.post(`${SCHEDULES}/:schedule_id/trigger`, async (request, reply) => {
-    const id = params(request);
-    await schedules.trigger(id, request.principal);
-    reply.code(202);
-    return { schedule_id: id, status: 'triggered' };
-  });
+  withoutBodies(app, (scope) => {
+    scope.post(`${SCHEDULES}/:schedule_id/trigger`, async (request, reply) => {
+      const id = params(request);
+      await schedules.trigger(id, request.principal);
+      reply.code(202);
+      return { schedule_id: id, status: 'triggered' };
+    });
 
-  app.delete(`${SCHEDULES}/:schedule_id`, async (request) => {
-    const id = params(request);
-    await schedules.remove(id, request.principal);
-    return { schedule_id: id, status: 'deleted' };
+    scope.delete(`${SCHEDULES}/:schedule_id`, async (request) => {
+      const id = params(request);
+      await schedules.remove(id, request.principal);
+      return { schedule_id: id, status: 'deleted' };
+    });
   });
 
   app.get(`${SCHEDULES}/:schedule_id/runs`, async (request) => {

@@ -199,7 +199,13 @@ test('a cancelled job ends as failed with code cancelled; its results cannot be 
     expect(running).toMatchObject({ status: 'in_progress', series: null });
     const download = await api.inject({ method: 'GET', url: `/forecast-jobs/${id}/metrics.parquet`, headers: AUTH });
     expect(download.statusCode).toBe(409);
-    const cancelled = await api.inject({ method: 'POST', url: `/forecast-jobs/${id}/cancel`, headers: AUTH });
+    // A client that sends JSON headers on every call, with an empty body: the body is ignored.
+    const cancelled = await api.inject({
+      method: 'POST',
+      url: `/forecast-jobs/${id}/cancel`,
+      headers: { ...AUTH, 'content-type': 'application/json' },
+      payload: '',
+    });
     expect(cancelled.json()).toEqual({ job_id: id, status: 'cancelling' });
     const late = await stack.worker(queue);
     const done = await late.runUntil(
@@ -327,12 +333,18 @@ test('DELETE a job: another principal 403, then its inputs and results are gone 
   expect(fs.existsSync(path.join(config.dataDir, 'jobs', id))).toBe(true);
   expect(fs.existsSync(path.join(config.dataDir, 'results', `job_id=${id}`))).toBe(true);
   expect((await app.inject({ method: 'DELETE', url, headers: BOB })).statusCode).toBe(403);
-  const deleted = await app.inject({ method: 'DELETE', url, headers: AUTH });
+  // An operation without a body reads none: an empty JSON body or `{}` is ignored, a large one is refused before anything is removed.
+  const json = { ...AUTH, 'content-type': 'application/json' };
+  const huge = await app.inject({ method: 'DELETE', url, headers: json, payload: JSON.stringify({ pad: 'x'.repeat(70_000) }) });
+  expect(huge.statusCode).toBe(413);
+  expect(huge.headers['content-type']).toMatch(/^application\/problem\+json/);
+  expect(fs.existsSync(path.join(config.dataDir, 'results', `job_id=${id}`))).toBe(true);
+  const deleted = await app.inject({ method: 'DELETE', url, headers: json, payload: '{}' });
   expect(deleted.statusCode).toBe(200);
   expect(deleted.json()).toEqual({ job_id: id, status: 'deleted' });
   expect((await app.inject({ method: 'GET', url, headers: AUTH })).statusCode).toBe(404);
   expect((await app.inject({ method: 'GET', url: `${url}/predictions.parquet`, headers: AUTH })).statusCode).toBe(404);
-  expect((await app.inject({ method: 'DELETE', url, headers: AUTH })).statusCode).toBe(404);
+  expect((await app.inject({ method: 'DELETE', url, headers: json, payload: '' })).statusCode).toBe(404);
   expect(fs.existsSync(path.join(config.dataDir, 'jobs', id))).toBe(false);
   expect(fs.existsSync(path.join(config.dataDir, 'results', `job_id=${id}`))).toBe(false);
   const list = (await app.inject({ method: 'GET', url: '/forecast-jobs', headers: AUTH })).json();
