@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { forecastsPerChunk } from '../jobs/chunking.ts';
 import { sqlString } from '../sql.ts';
 import { dataSpan, noForecastRefusal, queryCutoffs, seriesCutoffs } from './backtest.ts';
 import { asMemoryRefusal } from './beta-database.ts';
@@ -12,8 +13,9 @@ import type { BetaSources } from './table-sources.ts';
 /**
  * A beta job's planning: the schema logic leaves the prepared series in DuckDB, the cutoffs are
  * resolved over the whole data, and consecutive series are grouped into chunks of about
- * `forecastsPerChunk` (series, cutoff) pairs. Each chunk's values are written by DuckDB straight
- * from its tables into one Parquet file per chunk, so no process holds the whole input.
+ * `forecastsPerChunk` (series, cutoff) pairs, the rule forecast jobs follow too. Each chunk's
+ * values are written by DuckDB straight from its tables into one Parquet file per chunk, so no
+ * process holds the whole input.
  */
 
 export interface PlannedChunk {
@@ -31,15 +33,6 @@ export interface BetaJobPlan {
   /** The cutoffs at which some series is forecast, ascending: a reconciling job reconciles each once. */
   forecastCutoffs: number[];
   chunks: PlannedChunk[];
-}
-
-/**
- * Chunks of one beta job: at least `minimum` forecasts each, about 64 per job (enough to spread
- * over many workers' threads, few enough that per-chunk costs, a few object-store round trips
- * each, stay small), and never more than 20,000 forecasts (what a retry redoes).
- */
-export function forecastsPerChunk(total: number, minimum: number): number {
-  return Math.max(minimum, Math.min(Math.ceil(total / 64), 20_000));
 }
 
 export async function planBetaChunks(

@@ -20,13 +20,23 @@ export interface Chunk {
 export const MAX_CHUNKS = 2000;
 
 /**
- * Splits a job into chunks of about `forecastsPerChunk` (series x forecast creation date)
- * pairs, in request order. A series with more dates than a chunk holds is split across chunks.
+ * (series x creation date) pairs per chunk, for both kinds of job: at least `minimum`, about 64
+ * chunks per job (enough to spread over many workers' threads, few enough that each chunk's fixed
+ * costs, a few store round trips and Temporal's scheduling, stay small next to a cheap model's
+ * work), never more than 20,000 pairs (what a retry redoes), and never over MAX_CHUNKS chunks.
+ */
+export function forecastsPerChunk(total: number, minimum: number): number {
+  return Math.max(minimum, Math.min(Math.ceil(total / 64), 20_000), Math.ceil(total / MAX_CHUNKS));
+}
+
+/**
+ * Splits a job into chunks of `forecastsPerChunk(total, minimum)` (series x forecast creation
+ * date) pairs, in request order. A series with more dates than a chunk holds is split across chunks.
  * `only_as_context` series are not forecast and belong to no chunk. When the model couples the
  * request's series (a global model learning across them, plan.ts `seriesAreCoupled`), the job
  * is one chunk: the request itself.
  */
-export function splitIntoChunks(request: ForecastRequest, forecastsPerChunk: number, coupled = false): Chunk[] {
+export function splitIntoChunks(request: ForecastRequest, minimum: number, coupled = false): Chunk[] {
   if (coupled) {
     const seriesIndex = request.series.map((_, i) => i);
     // Whole series: the chunk's dates are all of them, refit policy or not.
@@ -36,7 +46,7 @@ export function splitIntoChunks(request: ForecastRequest, forecastsPerChunk: num
   request.series.forEach((s, i) => {
     if (!s.only_as_context) creationDates(s).forEach((_, j) => pairs.push([i, j]));
   });
-  const size = Math.max(forecastsPerChunk, Math.ceil(pairs.length / MAX_CHUNKS));
+  const size = forecastsPerChunk(pairs.length, minimum);
   const chunks: Chunk[] = [];
   for (let start = 0; start < pairs.length; start += size) {
     const seriesIndex: number[] = [];

@@ -1,7 +1,7 @@
 /**
- * `npm run bench -- backtest [--series N] [--fcds K] [--model aets] [--chunk 64]`
+ * `npm run bench -- backtest [--series N] [--fcds K] [--horizon 48] [--model aets] [--chunk 64]`
  *
- * One backtest (M4 Hourly, K forecast creation dates per series, horizon 48) run twice in the
+ * One backtest (M4 Hourly, K forecast creation dates per series, one horizon apart) run twice in the
  * same process: through the engine directly, then as a job through Temporal (embedded dev
  * server, in-process worker, chunks written as Parquet). Prints both throughputs in
  * (series x dates) per second and Temporal's overhead. Both sides fit on the same worker threads.
@@ -24,23 +24,21 @@ import { JobStore } from '../../store/job-store.ts';
 const config = loadConfig();
 const engine = new Engine(config.engine);
 
-const HORIZON = 48;
-
 function option(args: string[], name: string, fallback: string): string {
   const at = args.indexOf(`--${name}`);
   return at >= 0 && args[at + 1] !== undefined ? args[at + 1] : fallback;
 }
 
 /** Each series as given by M4 (train then test), on a synthetic hourly index (no calendar meaning). */
-async function buildRequest(seriesCount: number, fcdsPerSeries: number) {
+async function buildRequest(seriesCount: number, fcdsPerSeries: number, horizon: number) {
   const series = (await loadM4('hourly')).slice(0, seriesCount).map((s) => {
     const target = [...s.train, ...s.test];
     const start = Date.UTC(2016, 0, 1);
     const index = target.map((_, t) => new Date(start + t * 3_600_000).toISOString().slice(0, 19));
-    const fcds = Array.from({ length: fcdsPerSeries }, (_, k) => target.length - HORIZON * (fcdsPerSeries - k));
+    const fcds = Array.from({ length: fcdsPerSeries }, (_, k) => target.length - horizon * (fcdsPerSeries - k));
     return { target, index, fcds };
   });
-  return ForecastRequest.parse({ series, horizon: HORIZON, freq: 'H', quantiles: [0.1, 0.5, 0.9] });
+  return ForecastRequest.parse({ series, horizon, freq: 'H', quantiles: [0.1, 0.5, 0.9] });
 }
 
 async function timeEngine(request: ForecastRequest, model: string): Promise<number> {
@@ -86,17 +84,18 @@ async function timeTemporal(request: ForecastRequest, model: string, forecastsPe
 
 export async function run(args: string[]): Promise<void> {
   if (args.includes('--help')) {
-    console.log('npm run bench -- backtest [--series 414] [--fcds 10] [--model aets] [--chunk 64]');
+    console.log('npm run bench -- backtest [--series 414] [--fcds 10] [--horizon 48] [--model aets] [--chunk 64]');
     return;
   }
   const seriesCount = Number(option(args, 'series', '414'));
   const fcds = Number(option(args, 'fcds', '10'));
   const model = option(args, 'model', 'aets');
   const chunk = Number(option(args, 'chunk', '64'));
-  const request = await buildRequest(seriesCount, fcds);
+  const horizon = Number(option(args, 'horizon', '48'));
+  const request = await buildRequest(seriesCount, fcds, horizon);
   const forecasts = request.series.length * fcds;
   console.log(
-    `backtest: ${request.series.length} M4 Hourly series x ${fcds} forecast creation dates = ${forecasts} forecasts, horizon ${HORIZON}, model ${model}, ${engine.threads.size} model threads, ${chunk} forecasts per chunk`,
+    `backtest: ${request.series.length} M4 Hourly series x ${fcds} forecast creation dates = ${forecasts} forecasts, horizon ${horizon}, model ${model}, ${engine.threads.size} model threads, at least ${chunk} forecasts per chunk`,
   );
 
   // Warm both paths (thread start-up, model code, JIT) on a slice before timing either.

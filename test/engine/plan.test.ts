@@ -1,5 +1,5 @@
 import { expect, test } from 'vitest';
-import { splitIntoChunks } from '../../engine/jobs/chunking.ts';
+import { forecastsPerChunk, MAX_CHUNKS, splitIntoChunks } from '../../engine/jobs/chunking.ts';
 import { contextSeries, historyWindow, planForecasts, seriesAreCoupled } from '../../engine/plan.ts';
 import { refitDates } from '../../engine/tasks.ts';
 import { modelEntry } from '../../models/contract/model-registry.ts';
@@ -63,6 +63,21 @@ test('a job whose model couples the series is one chunk holding the whole reques
     [[0], [[0]], [[3]]],
     [[0], [[1]], [[5]]],
   ]);
+});
+
+test('both kinds of job size chunks alike: at least the minimum, about 64 a job, at most 20,000 forecasts, never over MAX_CHUNKS', () => {
+  expect(forecastsPerChunk(100, 64)).toBe(64);
+  expect(forecastsPerChunk(8000, 64)).toBe(125);
+  expect(forecastsPerChunk(8000, 1)).toBe(125);
+  expect(forecastsPerChunk(480, 1)).toBe(8);
+  expect(forecastsPerChunk(10_000_000, 64)).toBe(20_000);
+  expect(forecastsPerChunk(100_000_000, 64)).toBe(100_000_000 / MAX_CHUNKS);
+  // A forecast job of 2,000 series at four dates: 64 chunks of 125, not 125 of 64.
+  const index = Array.from({ length: 20 }, (_, d) => `2024-01-${String(d + 1).padStart(2, '0')}`);
+  const series = Array.from({ length: 2000 }, (_, i) => ({ target: index.map((_, t) => i + t), index, fcds: [8, 10, 12, 20] }));
+  const chunks = splitIntoChunks(ForecastRequest.parse({ series, horizon: 2, freq: 'D' }), 64);
+  expect(chunks).toHaveLength(64);
+  expect(chunks.map((c) => c.fcdPositions.flat().length)).toEqual([...Array(63).fill(125), 8000 - 63 * 125]);
 });
 
 test('which requests couple their series: svc-global always, chronos-2 with is_global, timesfm-2p5 with covariates, local models never', () => {

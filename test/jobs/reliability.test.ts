@@ -94,7 +94,7 @@ const waitForApi = (port: number) =>
     'the API process',
   );
 
-/** Many small series at two forecast creation dates: hundreds of one-forecast chunks. */
+/** Many small series at two forecast creation dates: about 64 chunks of a few forecasts. */
 function manySeries() {
   const index = Array.from({ length: 12 }, (_, d) => `2024-03-${String(d + 1).padStart(2, '0')}`);
   return {
