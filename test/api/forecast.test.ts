@@ -349,6 +349,16 @@ describe('validation: one errors entry per failing field, in the reference path 
     const huge = await post(dailyRequest({ quantiles: [0.1] }, { target: [1e160, -1e160, 1e160, -1e160, 1e160, -1e160, 1e160, 1e160, -1e160, 1e160] }));
     expect(huge.statusCode).toBe(422);
     expect(huge.json().errors).toEqual([{ path: 'body.series[0]', message: expect.stringMatching(/naive could not fit values as large as 1\.00e\+160/) }]);
+    // aets (and mstl, whose trend it forecasts) answered intervals of width zero here: its variance overflowed.
+    const noisy = Array.from({ length: 40 }, (_, t) => 1e200 * (1 + 0.01 * Math.sin(t * 1.7)));
+    for (const model of ['aets', 'mstl']) {
+      const res = await post(
+        dailyRequest({ quantiles: [0.1, 0.9] }, { target: noisy, index: noisy.map((_, t) => new Date(Date.UTC(2024, 0, 1 + t)).toISOString().slice(0, 10)) }),
+        `model=${model}`,
+      );
+      expect(res.statusCode, model).toBe(422);
+      expect(res.json().errors, model).toEqual([{ path: 'body.series[0]', message: expect.stringMatching(/could not fit values as large as 1\.01e\+200/) }]);
+    }
     const target = Array.from({ length: 10 }, (_, i) => i + 1);
     const exact = await post(dailyRequest({ horizon: 2 }, { target, future_variables: { x: [...target, 11, 12] } }), 'model=aarima');
     expect(exact.statusCode).toBe(422);

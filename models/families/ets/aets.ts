@@ -67,20 +67,25 @@ export function forecastWithAets(fit: EtsFit, task: ForecastTask): ForecastOutpu
  * Gaussian quantiles mean + z sd, kept finite: multiplicative models' variances grow
  * geometrically and can overflow over very long horizons, where we hold the last finite spread;
  * a vanishing variance rounded a hair below zero counts as zero. A non-finite mean is left as it
- * is: the engine reports it as a failed forecast rather than serve a patched number.
+ * is, and so is a spread that is not finite from the first step (values so large that their
+ * squares overflow): there is no spread to hold, and a width of zero would claim certainty. The
+ * engine reports either as a failed forecast, or refuses the values, rather than serve a patched
+ * number.
  */
 function finiteQuantiles(mean: Float64Array, variance: Float64Array, levels: readonly number[]): Float64Array[] {
   const h = mean.length;
   const sd = new Float64Array(h);
-  let lastFinite = 0;
+  let lastFinite = Number.NaN;
   for (let i = 0; i < h; i++) {
-    const s = variance[i] > 0 ? Math.sqrt(variance[i]) : 0;
+    // Not above zero and not NaN: rounding below zero. NaN: an overflow met another (Inf - Inf).
+    const s = variance[i] > 0 ? Math.sqrt(variance[i]) : Number.isNaN(variance[i]) ? Number.NaN : 0;
     if (Number.isFinite(s)) lastFinite = s;
     sd[i] = Number.isFinite(s) ? s : lastFinite;
   }
   return levels.map((level) => {
     const z = normalQuantile(level);
     return mean.map((mu, i) => {
+      if (Number.isNaN(sd[i])) return Number.NaN;
       const q = mu + z * sd[i];
       return Number.isFinite(q) ? q : q > 0 ? Number.MAX_VALUE : -Number.MAX_VALUE;
     });
