@@ -120,8 +120,9 @@ export const errorsPlugin = fp(async (app: FastifyInstance) => {
       return sendProblem(reply, problem(STATUS_OF_KIND[error.kind], error.kind, error.message, fields));
     }
     if (error instanceof StoreUnavailableError) {
+      // The store's address and its client's words go to the log; the caller learns what it can act on.
       request.log.warn({ err: error }, 'job store unavailable');
-      return sendProblem(reply, problem(503, 'storage_unavailable', error.message));
+      return sendProblem(reply, problem(503, 'storage_unavailable', 'the job store cannot be reached right now; nothing stored was lost, try again shortly'));
     }
     const unreachable = schedulerUnreachable(error);
     if (unreachable) {

@@ -22,10 +22,11 @@ export const SCHEDULER_RETRY_AFTER_S = 5;
 
 /**
  * The problem detail for a failure to reach Temporal (the job scheduler), or null when `error`
- * is anything else. The API answers it 503 `scheduler_unavailable`.
+ * is anything else. The API answers it 503 `scheduler_unavailable`. The gRPC details name the
+ * cluster's address: they go to the log, not to the client.
  */
 export function schedulerUnreachable(error: unknown): string | null {
   const grpc = error instanceof ServiceError ? error.cause : error;
   if (!isGrpcServiceError(grpc) || !NO_ANSWER.has(grpc.code)) return null;
-  return `the job scheduler (Temporal) cannot be reached right now (${NO_ANSWER.get(grpc.code)}: ${grpc.details.split('\n')[0]}); nothing was started or changed, try again shortly`;
+  return `the job scheduler (Temporal) cannot be reached right now (${NO_ANSWER.get(grpc.code)}); nothing was started or changed, try again shortly`;
 }

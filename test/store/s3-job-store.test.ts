@@ -191,6 +191,8 @@ describe('jobs with their store in a bucket', () => {
     const away = await app.inject({ method: 'GET', url: `/forecast-jobs/${id}`, headers: AUTH });
     expect(away.statusCode).toBe(503);
     expect(away.json().code).toBe('storage_unavailable');
+    // The store's address stays in the log.
+    expect(away.json().detail).toBe('the job store cannot be reached right now; nothing stored was lost, try again shortly');
     await new Promise((r) => setTimeout(r, 4_000));
     await minio.start();
     const done = await poll(id, 240_000);
