@@ -224,6 +224,28 @@ describe.skipIf('missing' in chromium)(suite, () => {
     expect(reading.counts.history).toBeGreaterThan(300);
     expect(await page.$$eval('select[name=result-series] option', (o) => o.map((x) => x.textContent))).toEqual(['p0', 'p1']);
     await screenshot(page, shots, '6-playground-parquet');
+
+    // As a backtest: `Backtest windows` cutoffs one horizon apart, the last one horizon before the file's end, each scored.
+    await fill('input[name=horizon]', '7');
+    await fill('input[name=windows]', '2');
+    await page.click('button[name=backtest]');
+    await page.waitForFunction(() => location.hash.startsWith('#/jobs/beta/'));
+    const betaJob = (await page.evaluate(() => location.hash)).split('/').pop()!;
+    await page.waitForSelector('.job-page[data-status=completed]', { timeout: 60_000 });
+    const metrics = await (await api(`/v1-beta/forecast-jobs/${betaJob}/metrics?limit=100`)).json();
+    const rows = metrics.rows as { cutoff: string; known_steps: number }[];
+    expect([...new Set(rows.map((r) => r.cutoff.slice(0, 10)))].sort()).toEqual(['2024-02-15', '2024-02-22']);
+    expect(rows.map((r) => r.known_steps)).toEqual([7, 7, 7, 7]);
+  });
+
+  test('a one-step forecast is drawn as points, its mean and its interval', async () => {
+    await openPlayground();
+    await fill('textarea[name=csv]', longCsv());
+    await fill('input[name=horizon]', '1');
+    await page.click('button[name=forecast]');
+    await page.waitForSelector('.result .fan-chart[data-drawn]');
+    const reading = await chartReading(page, COLORS);
+    expect(reading.counts.mean).toBeGreaterThan(10);
   });
 
   test('bad input is shown with the line or the field it concerns', async () => {
@@ -240,7 +262,17 @@ describe.skipIf('missing' in chromium)(suite, () => {
     await page.waitForFunction(() => document.querySelector('.playground .error')?.textContent?.includes('body.series[2] (tiny)'));
     expect(await text('.playground .error')).toContain('body.series[2] (tiny): theta needs at least 4 observations of history; got 1');
 
+    // Backtest windows outside 1 to 100 (a huge count once froze the tab) are refused before anything is sent.
     await fill('textarea[name=csv]', longCsv());
+    for (const windows of ['300000000', '1.5', '0']) {
+      await fill('input[name=windows]', windows);
+      await page.click('button[name=backtest]');
+      await page.waitForFunction(() => document.querySelector('.playground .error')?.textContent?.includes('Backtest windows'));
+      expect(await text('.playground .error')).toBe('Backtest windows: a whole number from 1 to 100');
+      expect(await page.evaluate(() => location.hash)).toBe('#/playground');
+    }
+    await fill('input[name=windows]', '3');
+
     await fill('input[name=horizon]', '0');
     await page.click('button[name=forecast]');
     await page.waitForFunction(() => document.querySelector('.playground .error')?.textContent?.includes('body.horizon'));

@@ -10,6 +10,14 @@ export interface Settings {
   windows: number;
 }
 
+/** The most backtest windows the playground sends (its input's own maximum). */
+export const MAX_WINDOWS = 100;
+
+/** The windows field as a count the job can use: a whole number from 1 to MAX_WINDOWS, or a message. */
+export function checkWindows(windows: number): string | null {
+  return Number.isInteger(windows) && windows >= 1 && windows <= MAX_WINDOWS ? null : `Backtest windows: a whole number from 1 to ${MAX_WINDOWS}`;
+}
+
 /** "0.1, 0.5, 0.9" -> levels, or a message naming what is wrong. */
 export function parseQuantiles(text: string): number[] | string {
   const parts = text
@@ -60,13 +68,32 @@ const STEP: Record<string, [number, string]> = {
 /** The inline part a Parquet upload is sent as. */
 export const PARQUET_PART = 'data';
 
+/** `instant` moved back by `steps` of the frequency, as an ISO timestamp; calendar units from the start of their period. */
+function stepsBefore(instant: number, steps: number, [count, unit]: [number, string]): string {
+  const fixed: Record<string, number> = { s: 1_000, min: 60_000, h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000 };
+  if (unit in fixed) return iso(instant - steps * count * fixed[unit]);
+  const months = { mo: 1, q: 3, y: 12 }[unit] ?? 1;
+  const at = new Date(instant);
+  // The beta's grid puts a month, quarter or year at its first day: step back from there, never from a 31st.
+  const startMonth = at.getUTCMonth() - (at.getUTCMonth() % months);
+  return iso(Date.UTC(at.getUTCFullYear(), startMonth - steps * count * months, 1));
+}
+
+const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
+
 /**
  * The beta query for an uploaded Parquet file in the long format (`unique_id`, `ds`, `y`):
- * each series forecast from its end or, for a backtest, from cutoffs one horizon apart.
+ * each series forecast from its end or, for a backtest, from `windows` cutoffs one horizon apart,
+ * the last one horizon before `dataEnd` (the file's last time), so every forecast is scored as a
+ * CSV backtest's are. Where the browser could not read the file's times, the cutoffs count back
+ * from the data's end, which the service finds: one more, the last a forecast past the data.
  */
-export function betaQuery(s: Settings, backtest: boolean) {
-  const [count, unit] = STEP[s.freq] ?? [1, 'd'];
+export function betaQuery(s: Settings, backtest: boolean, dataEnd?: number) {
+  const step = STEP[s.freq] ?? [1, 'd'];
+  const [count, unit] = step;
   const horizon = `${count * s.horizon}${unit}`;
+  const cutoff =
+    dataEnd === undefined ? { every: horizon, last: s.windows + 1 } : { every: horizon, end: stepsBefore(dataEnd, s.horizon, step), last: s.windows };
   return {
     input: {
       source: { uri: `inline://${PARQUET_PART}` },
@@ -74,6 +101,6 @@ export function betaQuery(s: Settings, backtest: boolean) {
     },
     prediction_length: horizon,
     quantiles: s.quantiles,
-    ...(backtest && { cutoff: [{ every: horizon }] }),
+    ...(backtest && { cutoff: [cutoff] }),
   };
 }

@@ -57,14 +57,17 @@ export function fanChart(view: FanView, width: number, height: number): { data: 
     const color = FORECAST_COLORS[f % FORECAST_COLORS.length];
     const suffix = overlaid ? ` ${showInstant(forecast.createdAt)}` : '';
     const { bands: pairs, lines } = fanLevels(Object.keys(forecast.quantiles));
+    // A one-step forecast has no line to draw, nor a band to fill: its values are drawn as points.
+    const dot = (size: number) => (forecast.x.length === 1 ? { points: { show: true, size, fill: color } } : {});
     pairs.forEach((pair, k) => {
-      const edge = { stroke: rgba(color, 0.45), width: 1 };
+      const edge = { stroke: rgba(color, 0.45), width: 1, ...dot(5) };
       const high = add(column(forecast.x, forecast.quantiles[pair[1]]), { ...edge, label: `${bandLabel(pair)} upper${suffix}` });
       const low = add(column(forecast.x, forecast.quantiles[pair[0]]), { ...edge, label: `${bandLabel(pair)} lower${suffix}` });
       bands.push({ series: [high, low], fill: rgba(color, bandAlpha(k)) });
     });
-    for (const level of lines) add(column(forecast.x, forecast.quantiles[level]), { label: `q${level}${suffix}`, stroke: color, width: 1, dash: [3, 3] });
-    add(column(forecast.x, forecast.mean), { label: `mean${suffix}`, stroke: color, width: 2 });
+    for (const level of lines)
+      add(column(forecast.x, forecast.quantiles[level]), { label: `q${level}${suffix}`, stroke: color, width: 1, dash: [3, 3], ...dot(4) });
+    add(column(forecast.x, forecast.mean), { label: `mean${suffix}`, stroke: color, width: 2, ...dot(8) });
   });
   if (actual.x.length > 0)
     add(column(actual.x, actual.y), { label: 'actual', stroke: ACTUAL_COLOR, width: 1.5, dash: [5, 3], points: { show: true, size: 5, fill: ACTUAL_COLOR } });

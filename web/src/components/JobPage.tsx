@@ -10,8 +10,9 @@ import { SeriesBrowser } from './SeriesBrowser.tsx';
 const REFRESH_MS = 1000;
 
 /**
- * One job: its state (live until it ends), cancel and downloads; once completed its leaderboard;
- * and, as results arrive, its metrics by series and creation date and a series browser.
+ * One job: its state (live until it ends), cancel and downloads; once completed its leaderboard,
+ * its metrics by series and creation date and a series browser. The metrics are read as the
+ * state changes, not while a job runs: a failed job lists what its chunks wrote before it failed.
  */
 export function JobPage({ kind, id }: { kind: JobKind; id: string }) {
   const prefix = kind === 'beta' ? `/v1-beta/forecast-jobs/${id}` : `/forecast-jobs/${id}`;
@@ -19,7 +20,8 @@ export function JobPage({ kind, id }: { kind: JobKind; id: string }) {
   const [error, setError] = useState<string | null>(null);
   // A job that is not there (any more) or not the caller's: asking again would not change that.
   const [gone, setGone] = useState(false);
-  const [selected, setSelected] = useState<{ series: number; fcd: number }>({ series: 0, fcd: 0 });
+  // `n` counts the rows opened: the same row opened again, after the browser was moved by hand, opens it anew.
+  const [selected, setSelected] = useState<{ series: number; fcd: number; n: number }>({ series: 0, fcd: 0, n: 0 });
   const fail = (err: unknown) => {
     setError(err instanceof ApiError ? err.describe() : (err as Error).message);
     if (err instanceof ApiError && (err.status === 403 || err.status === 404)) setGone(true);
@@ -65,9 +67,22 @@ export function JobPage({ kind, id }: { kind: JobKind; id: string }) {
       )}
       {completed && <Leaderboard prefix={prefix} current={id} />}
       {status && status.status !== 'failed' && kind === 'forecast' && (
-        <SeriesBrowser key={`${selected.series}:${selected.fcd}:${status.status}`} jobId={id} initialSeries={selected.series} initialFcd={selected.fcd} />
+        <SeriesBrowser
+          key={`${selected.series}:${selected.fcd}:${selected.n}:${status.status}`}
+          jobId={id}
+          initialSeries={selected.series}
+          initialFcd={selected.fcd}
+        />
       )}
-      {status && <MetricsTable key={status.status} prefix={prefix} kind={kind} onSelect={(series, fcd) => setSelected({ series, fcd })} />}
+      {status && (
+        <MetricsTable
+          key={status.status}
+          prefix={prefix}
+          kind={kind}
+          browsable={status.status !== 'failed'}
+          onSelect={(series, fcd) => setSelected((last) => ({ series, fcd, n: last.n + 1 }))}
+        />
+      )}
     </section>
   );
 }

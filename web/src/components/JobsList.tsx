@@ -30,12 +30,15 @@ export function JobsList() {
 
   const cancel = async (job: JobSummary) => {
     const prefix = job.kind === 'beta' ? '/v1-beta/forecast-jobs' : '/forecast-jobs';
+    let refused: string | null = null;
     try {
       await request(`${prefix}/${job.job_id}/cancel`, { method: 'POST' });
     } catch (err) {
-      setError(err instanceof ApiError ? err.describe() : (err as Error).message);
+      refused = err instanceof ApiError ? err.describe() : (err as Error).message;
     }
     await refresh();
+    // Shown after the refresh, which clears the list's own errors: a refused cancel stays in view.
+    if (refused) setError(refused);
   };
 
   return (

@@ -18,7 +18,9 @@ export function Leaderboard({ prefix, current }: { prefix: string; current: stri
         Pooled over every forecast step with a known actual. Compared: this job
         {board && board.jobs.length > 1
           ? ` and ${board.jobs.length - 1} other job(s) of yours on the same data`
-          : ' (run other models on the same data to compare)'}
+          : prefix.startsWith('/v1-beta/')
+            ? ' (a beta job is ranked alone, per target)'
+            : ' (run other models on the same data to compare)'}
         .
       </p>
       {error && <p class="error">{error}</p>}

@@ -15,7 +15,18 @@ const show = (value: Cell): string =>
       : String(value ?? '–');
 
 /** The job's metrics by series and creation date, a page at a time; a row opens its forecast in the series browser. */
-export function MetricsTable({ prefix, kind, onSelect }: { prefix: string; kind: JobKind; onSelect: (series: number, fcd: number) => void }) {
+export function MetricsTable({
+  prefix,
+  kind,
+  browsable,
+  onSelect,
+}: {
+  prefix: string;
+  kind: JobKind;
+  /** Whether the page shows a series browser that a row can open (not for a failed job). */
+  browsable: boolean;
+  onSelect: (series: number, fcd: number) => void;
+}) {
   const [offset, setOffset] = useState(0);
   const [page, setPage] = useState<MetricsPage | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -28,7 +39,7 @@ export function MetricsTable({ prefix, kind, onSelect }: { prefix: string; kind:
   if (error) return <p class="error">{error}</p>;
   if (!page || page.total === 0) return null;
   const columns = page.columns.filter((c) => !HIDDEN.has(c));
-  const selectable = kind === 'forecast';
+  const selectable = kind === 'forecast' && browsable;
   return (
     <div class="metrics-table">
       <h3>Metrics by series and creation date</h3>
@@ -45,6 +56,17 @@ export function MetricsTable({ prefix, kind, onSelect }: { prefix: string; kind:
             <tr
               class={selectable ? 'selectable' : ''}
               onClick={selectable ? () => onSelect(Number(row.series_index), Number(row.fcd_index)) : undefined}
+              // Reachable by keyboard too: Tab to a row, Enter or Space opens it.
+              tabIndex={selectable ? 0 : undefined}
+              onKeyDown={
+                selectable
+                  ? (e) => {
+                      if (e.key !== 'Enter' && e.key !== ' ') return;
+                      e.preventDefault();
+                      onSelect(Number(row.series_index), Number(row.fcd_index));
+                    }
+                  : undefined
+              }
               title={selectable ? 'Show this forecast in the series browser' : undefined}
             >
               {columns.map((c) => (

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { ApiError, postForm, postJson } from '../api.ts';
 import { CsvError, parseLongCsv, type ParsedSeries } from '../csv.ts';
 import { exampleCsv } from '../example.ts';
-import { backtestBody, betaQuery, forecastBody, PARQUET_PART, parseQuantiles, type Settings } from '../forecast-input.ts';
+import { backtestBody, betaQuery, checkWindows, forecastBody, PARQUET_PART, parseQuantiles, type Settings } from '../forecast-input.ts';
 import { fromBetaResponse, fromPrediction, type ChartedSeries } from '../results.ts';
 import { jobHref } from '../route.ts';
 import { readParquetHistory } from '../parquet-history.ts';
@@ -65,15 +65,17 @@ export function Playground() {
     try {
       await action({ ...form, quantiles });
     } catch (err) {
-      setError(err instanceof ApiError ? err.describe() : err instanceof CsvError ? err.message : `The service did not answer: ${String(err)}`);
+      // fetch rejects with a TypeError when no answer came; anything else went wrong in this page.
+      const text = err instanceof TypeError ? `The service did not answer: ${String(err)}` : `The request could not be made: ${String(err)}`;
+      setError(err instanceof ApiError ? err.describe() : err instanceof CsvError ? err.message : text);
     } finally {
       setBusy(false);
     }
   };
 
-  const parquetForm = (settings: Settings, backtest: boolean) => {
+  const parquetForm = (settings: Settings, backtest: boolean, dataEnd?: number) => {
     const body = new FormData();
-    body.append('query', new Blob([JSON.stringify(betaQuery(settings, backtest))], { type: 'application/json' }), 'query.json');
+    body.append('query', new Blob([JSON.stringify(betaQuery(settings, backtest, dataEnd))], { type: 'application/json' }), 'query.json');
     body.append(PARQUET_PART, parquet!, parquet!.name);
     return body;
   };
@@ -97,8 +99,14 @@ export function Playground() {
   };
 
   const submitBacktest = async (s: Settings) => {
+    const windows = checkWindows(s.windows);
+    if (windows) return setError(windows);
     if (parquet) {
-      const { job_id } = await postForm<{ job_id: string }>(`/v1-beta/forecast-jobs?${model(s)}`, parquetForm(s, true));
+      // The cutoffs end one horizon before the file's last time; a file the browser cannot read lets the service count from its end.
+      const history = await readParquetHistory(parquet).catch(() => null);
+      const ends = history ? [...history.values()].map((points) => points.x[points.x.length - 1]).filter((x) => x !== undefined) : [];
+      const dataEnd = ends.length > 0 ? ends.reduce((a, b) => Math.max(a, b)) : undefined;
+      const { job_id } = await postForm<{ job_id: string }>(`/v1-beta/forecast-jobs?${model(s)}`, parquetForm(s, true, dataEnd));
       location.hash = jobHref('beta', job_id);
     } else {
       const series = parseLongCsv(csv);
@@ -121,6 +129,7 @@ export function Playground() {
       <div class="data">
         <textarea
           name="csv"
+          aria-label="Data as CSV: unique_id,ds,y"
           rows={8}
           placeholder={'unique_id,ds,y\nstore_a,2024-01-01,120.5\n…'}
           value={csv}
@@ -128,7 +137,13 @@ export function Playground() {
           onInput={(e) => setCsv((e.target as HTMLTextAreaElement).value)}
         />
         <div class="controls">
-          <input name="file" type="file" accept=".csv,.txt,.parquet" onChange={(e) => upload((e.target as HTMLInputElement).files?.[0])} />
+          <input
+            name="file"
+            type="file"
+            aria-label="Upload a CSV or Parquet file"
+            accept=".csv,.txt,.parquet"
+            onChange={(e) => upload((e.target as HTMLInputElement).files?.[0])}
+          />
           {parquet && (
             <span>
               Parquet: <strong>{parquet.name}</strong> (columns unique_id, ds, y; sent to the beta endpoint; its history is read here for the chart

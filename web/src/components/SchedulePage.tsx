@@ -26,6 +26,8 @@ export function SchedulePage({ id }: { id: string }) {
   const lastRuns = useRef('');
   const fail = (err: unknown) => {
     setError(err instanceof ApiError ? err.describe() : (err as Error).message);
+    // An earlier action's notice no longer holds once something failed.
+    setNotice(null);
     if (err instanceof ApiError && (err.status === 403 || err.status === 404)) setGone(true);
   };
 
@@ -73,7 +75,7 @@ export function SchedulePage({ id }: { id: string }) {
           {error}
         </p>
       )}
-      {schedule && (
+      {schedule && !gone && (
         <>
           <div class="controls">
             <span class={`badge ${schedule.paused ? 'paused' : 'active'}`}>{schedule.paused ? 'paused' : 'active'}</span>

@@ -19,7 +19,8 @@ export function SeriesBrowser({ jobId, initialSeries, initialFcd }: { jobId: str
   const charted = useMemo(() => view && fromJobSeries(view), [view]);
   const names = seriesNames(jobId);
   const total = view?.total_series ?? 0;
-  const go = (next: number) => setIndex(Math.min(Math.max(0, next), Math.max(0, total - 1)));
+  // Typed values are whole series numbers: 1.5 reads as 1, not as a path the API refuses.
+  const go = (next: number) => setIndex(Math.min(Math.max(0, Math.trunc(next) || 0), Math.max(0, total - 1)));
   const initial = view
     ? Math.max(
         0,
@@ -31,7 +32,7 @@ export function SeriesBrowser({ jobId, initialSeries, initialFcd }: { jobId: str
     <div class="series-browser">
       <h3>Series</h3>
       <div class="controls">
-        <button type="button" disabled={index === 0} onClick={() => go(index - 1)}>
+        <button type="button" aria-label="Previous series" disabled={index === 0} onClick={() => go(index - 1)}>
           ‹
         </button>
         <label>
@@ -49,7 +50,7 @@ export function SeriesBrowser({ jobId, initialSeries, initialFcd }: { jobId: str
           of {total}
           {names?.[index] ? ` · ${names[index]}` : ''}
         </span>
-        <button type="button" disabled={index >= total - 1} onClick={() => go(index + 1)}>
+        <button type="button" aria-label="Next series" disabled={index >= total - 1} onClick={() => go(index + 1)}>
           ›
         </button>
       </div>
