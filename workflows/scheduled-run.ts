@@ -3,14 +3,19 @@ import {
   ApplicationFailure,
   CancellationScope,
   CancelledFailure,
+  ChildWorkflowCancellationType,
   ChildWorkflowFailure,
+  ParentClosePolicy,
   TerminatedFailure,
   TimeoutFailure,
   executeChild,
   isCancellation,
+  patched,
   proxyActivities,
+  startChild,
   workflowInfo,
 } from '@temporalio/workflow';
+import type { RunSummary } from '../activities/schedule-webhook.ts';
 import type { RunOutcome, ScheduleActivities } from '../activities/scheduled-runs.ts';
 import { forecastJob, type ForecastJobArgs } from './forecast-job.ts';
 
@@ -19,6 +24,10 @@ import { forecastJob, type ForecastJobArgs } from './forecast-job.ts';
  * run it as a child workflow (so the schedule's overlap policy sees the job running), record
  * how it ended, then tell the webhook. The job is an ordinary beta job: same endpoints, same
  * results. Only ids pass through here.
+ *
+ * The webhook's summary is delivered by a workflow of its own, which outlives the run: a receiver
+ * that is down for a while is retried for about an hour, and the schedule's overlap policy must
+ * not count those retries as the run still going (with `skip`, due runs were skipped).
  */
 
 export interface ScheduledRunArgs {
@@ -57,6 +66,22 @@ function outcomeOf(err: unknown): RunOutcome {
   return { status: 'failed', error: { code: 'internal_error', message: (cause as Error | undefined)?.message ?? 'the job failed' } };
 }
 
+/** Delivers a finished run's summary to its schedule's webhook, with the retries above. */
+export async function scheduledRunSummary(scheduleId: string, summary: RunSummary): Promise<void> {
+  await notifyWebhook(scheduleId, summary);
+}
+
+/** Hands the summary to a workflow that outlives the run; runs recorded before that change called the webhook themselves. */
+async function deliver(scheduleId: string, summary: RunSummary): Promise<void> {
+  if (!patched('webhook-outlives-run')) return notifyWebhook(scheduleId, summary);
+  await startChild(scheduledRunSummary, {
+    workflowId: `${workflowInfo().workflowId}-webhook`,
+    args: [scheduleId, summary],
+    parentClosePolicy: ParentClosePolicy.ABANDON,
+    cancellationType: ChildWorkflowCancellationType.ABANDON,
+  });
+}
+
 export async function scheduledBetaRun(args: ScheduledRunArgs): Promise<void> {
   const info = workflowInfo();
   const scheduledAt = info.typedSearchAttributes.get(SCHEDULED_START) ?? info.startTime;
@@ -69,10 +94,14 @@ export async function scheduledBetaRun(args: ScheduledRunArgs): Promise<void> {
     outcome = outcomeOf(err);
     // This run cancelled (the overlap policy, an operator): its end is still recorded, then it ends cancelled.
     if (isCancellation(err) && CancellationScope.current().consideredCancelled) {
-      await CancellationScope.nonCancellable(() => finishScheduledRun(args.scheduleId, run.jobId, outcome));
+      await CancellationScope.nonCancellable(async () => {
+        const summary = await finishScheduledRun(args.scheduleId, run.jobId, outcome);
+        // A run the overlap policy cancelled is reported too; before runs delivered on their own, it was not.
+        if (summary && patched('webhook-outlives-run')) await deliver(args.scheduleId, summary);
+      });
       throw err;
     }
   }
   const summary = await finishScheduledRun(args.scheduleId, run.jobId, outcome);
-  if (summary) await notifyWebhook(args.scheduleId, summary);
+  if (summary) await deliver(args.scheduleId, summary);
 }

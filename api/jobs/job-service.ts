@@ -253,7 +253,8 @@ export class JobService {
       this.client.workflowService.countWorkflowExecutions({
         namespace: this.client.options.namespace,
         // A job that continues as new has one such run per earlier run: only its current run counts.
-        query: `TaskQueue = '${this.config.taskQueue}' AND ExecutionStatus != 'ContinuedAsNew' GROUP BY ExecutionStatus`,
+        // Only jobs: a scheduled run's own workflow, and its webhook delivery, share the task queue.
+        query: `WorkflowType = 'forecastJob' AND TaskQueue = '${this.config.taskQueue}' AND ExecutionStatus != 'ContinuedAsNew' GROUP BY ExecutionStatus`,
       }),
     );
     const counts: Record<string, number> = {};

@@ -188,6 +188,34 @@ describe('the webhook', () => {
     expect(run).toMatchObject({ status: 'completed', alerted: false });
     await app.inject({ method: 'DELETE', url: `/v1-beta/forecast-schedules/${id}`, headers: AUTH });
   }, 90_000);
+
+  test("a receiver that keeps failing does not hold the run open: the run ends, and the overlap policy does not wait on the summary's retries", async () => {
+    const res = await create({ query: query('daily/*.parquet'), spec: { interval: '1h' }, paused: true, webhook: { url: hook } });
+    const id = res.json().schedule_id;
+    failNext = 1_000;
+    try {
+      await app.inject({ method: 'POST', url: `/v1-beta/forecast-schedules/${id}/trigger`, headers: AUTH });
+      const client = stack.env.client;
+      const runId = await until(
+        async () => (await client.schedule.getHandle(id).describe()).info.recentActions[0]?.action.workflow.workflowId,
+        30_000,
+        'the run',
+      );
+      // The run's workflow completes while its summary is refused: a schedule with overlap `skip` could start the next run now.
+      await until(async () => (await client.workflow.getHandle(runId).describe()).status.name === 'COMPLETED', 60_000, 'the run to end');
+      await until(async () => received.some((r) => JSON.parse(r.body).schedule_id === id), 30_000, 'a first delivery');
+      const delivery = client.workflow.getHandle(`${runId}-webhook`);
+      expect((await delivery.describe()).status.name).toBe('RUNNING');
+      expect((await client.schedule.getHandle(id).describe()).info.runningActions).toEqual([]);
+      // Once the receiver answers, a retry delivers the summary and the delivery ends.
+      failNext = 0;
+      await delivery.result();
+      expect(JSON.parse(received.filter((r) => JSON.parse(r.body).schedule_id === id).at(-1)!.body)).toMatchObject({ status: 'completed', schedule_id: id });
+    } finally {
+      failNext = 0;
+      await app.inject({ method: 'DELETE', url: `/v1-beta/forecast-schedules/${id}`, headers: AUTH });
+    }
+  }, 120_000);
 });
 
 describe('failures as a job would have them', () => {
