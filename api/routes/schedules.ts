@@ -12,7 +12,7 @@ import { BETA_ROOTS, type FieldRoots } from '../problem.ts';
 import type { QuotaPolicy } from '../quotas.ts';
 import { ScheduleService, type ScheduleInput } from '../schedules/schedule-service.ts';
 import type { betaModelQuery } from '../schemas/query.ts';
-import { BetaModelQuery } from '../schemas/query.ts';
+import { BetaModelQuery, NoQuery } from '../schemas/query.ts';
 import { IdempotencyHeader, submitErrors } from '../schemas/jobs.ts';
 import { BODY_ERRORS, ERRORS, JSON_BODY_MALFORMED, jsonResponse, problemResponse, dependencyErrors, retryLaterResponse } from '../schemas/responses.ts';
 import {
@@ -71,7 +71,11 @@ export function scheduleRoutes(app: FastifyInstance, opts: ScheduleRouteOptions)
   const schedules = new ScheduleService(opts.jobs, opts.settings);
   const store = opts.jobs.store;
   const submissions = new IdempotentSubmissions(store.idempotency, async (id) => (await store.schedules.get(id)) !== null, opts.idempotencyKeyTtlMs);
-  const params = (request: { params: unknown }) => parseOr422(ScheduleIdParams, request.params, 'path').schedule_id;
+  /** The schedule's id; these routes take no query parameters, and refuse one (a `?limit=` would otherwise seem obeyed). */
+  const params = (request: { params: unknown; query: unknown }) => {
+    parseOr422(NoQuery, request.query, 'query');
+    return parseOr422(ScheduleIdParams, request.params, 'path').schedule_id;
+  };
 
   app.post(SCHEDULES, { config: { fieldRoots: BETA_ROOTS } }, async (request, reply) => {
     const key = idempotencyKey(request);
@@ -98,10 +102,13 @@ export function scheduleRoutes(app: FastifyInstance, opts: ScheduleRouteOptions)
     });
     if (replayed) reply.header(REPLAYED_HEADER, 'true');
     reply.code(201).header('location', `${SCHEDULES}/${id}`);
-    return created ?? schedules.get(id, request.principal);
+    return created ?? schedules.replayCreate(id, request.principal, body.webhook !== undefined && body.webhook.secret === undefined);
   });
 
-  app.get(SCHEDULES, async (request) => ({ schedules: await schedules.list(request.principal) }));
+  app.get(SCHEDULES, async (request) => {
+    parseOr422(NoQuery, request.query, 'query');
+    return { schedules: await schedules.list(request.principal) };
+  });
 
   app.get(`${SCHEDULES}/:schedule_id`, async (request) => schedules.get(params(request), request.principal));
 

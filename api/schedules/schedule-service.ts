@@ -96,6 +96,15 @@ export class ScheduleService {
     return this.describe(await this.record(id, principal));
   }
 
+  /**
+   * A create's answer again, for a retry with its Idempotency-Key: a secret the server made is in
+   * it, as in the first answer, which the client may never have received.
+   */
+  async replayCreate(id: string, principal: string, secretWasMade: boolean): Promise<ScheduleResponse> {
+    const record = await this.record(id, principal);
+    return this.describe(record, secretWasMade ? record.webhook?.secret : undefined);
+  }
+
   /** The principal's schedules; one deleted while they are read is left out. */
   async list(principal: string): Promise<ScheduleResponse[]> {
     const gone = (err: unknown) => {

@@ -291,6 +291,13 @@ describe('the rules', () => {
         .json()
         .schedules.every((s: { query: { input: { source: string } } }) => s.query.input.source === 'daily/*.parquet'),
     ).toBe(true);
+    // No schedule route takes query parameters: one sent is refused, not silently dropped.
+    const some = (await get('/v1-beta/forecast-schedules')).json().schedules[0].schedule_id;
+    for (const url of ['/v1-beta/forecast-schedules?limit=5', `/v1-beta/forecast-schedules/${some}/runs?limit=5`, `/v1-beta/forecast-schedules/${some}?x=1`]) {
+      const res = await get(url);
+      expect(res.statusCode, url).toBe(422);
+      expect(res.json().errors[0].path, url).toMatch(/^query/);
+    }
   });
 
   test('PATCH changes the spec, the query and the model, checked as a create is', async () => {
@@ -322,13 +329,17 @@ describe('the rules', () => {
   });
 
   test('an Idempotency-Key makes one schedule; the schedules quota caps each principal', async () => {
-    const body = { query: query('daily/*.parquet'), spec: { interval: '1h' }, paused: true };
+    const body = { query: query('daily/*.parquet'), spec: { interval: '1h' }, paused: true, webhook: { url: hook } };
     const headers = { ...BOB, 'idempotency-key': 'schedule-once' };
     const first = await create(body, headers);
     const again = await create(body, headers);
     expect(first.statusCode).toBe(201);
     expect(again.json().schedule_id).toBe(first.json().schedule_id);
     expect(again.headers['idempotent-replayed']).toBe('true');
+    // The secret the server made is in the retry's answer too: the first answer may never have arrived.
+    expect(first.json().webhook.secret).toMatch(/^[\w-]{40,}$/);
+    expect(again.json().webhook).toEqual(first.json().webhook);
+    expect((await get(`/v1-beta/forecast-schedules/${first.json().schedule_id}`, BOB)).json().webhook).toEqual({ url: hook });
     const over = await create(body, BOB);
     expect(over.statusCode).toBe(429);
     expect(over.json()).toMatchObject({ code: 'quota_exceeded', limit: { name: 'schedules', value: 1 } });
