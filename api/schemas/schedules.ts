@@ -22,6 +22,16 @@ const isTimeZone = (zone: string): boolean => {
   }
 };
 
+/** A zone's canonical name: `utc` and `europe/berlin` are read as zones here, but Temporal's own table knows only `UTC` and `Europe/Berlin`. */
+const canonicalZone = (zone: string): string => new Intl.DateTimeFormat('en', { timeZone: zone }).resolvedOptions().timeZone;
+
+/** Five fields of digits, names, `*`, `,`, `-`, `/` and `?`: no seconds, no year, no `@every` macro, no comment. */
+const FIVE_FIELDS = /^\s*[\w*,/?-]+(\s+[\w*,/?-]+){4}\s*$/;
+const CronExpression = z
+  .string()
+  .regex(FIVE_FIELDS, { message: 'must be five fields: minute, hour, day of month, month and day of week (`0 6 * * 1`)' })
+  .meta({ pattern: FIVE_FIELDS.source });
+
 /** A duration of fixed length: calendar months have none, so a monthly cadence is a cron expression. */
 const FixedDuration = DurationText.refine((text) => parseDuration(text)?.kind !== 'months', {
   message: 'months, quarters and years have no fixed length here: for a monthly cadence, write a cron expression',
@@ -30,13 +40,14 @@ const FixedDuration = DurationText.refine((text) => parseDuration(text)?.kind !=
 export const ScheduleSpec = z
   .strictObject({
     cron: z
-      .union([z.string().min(1), z.array(z.string().min(1)).min(1).max(10)])
+      .union([CronExpression, z.array(CronExpression).min(1).max(10)])
       .optional()
       .meta({ description: 'Cron expression(s), five fields (`0 6 * * 1`: Mondays at 06:00), in `time_zone`.' }),
     interval: FixedDuration.optional().meta({ description: 'A run every this long (`5s`, `1h`, `1d`, `1w`), counted from the Unix epoch.' }),
     time_zone: z
       .string()
       .refine(isTimeZone, { message: 'is not an IANA time zone (such as Europe/Berlin or UTC)' })
+      .transform(canonicalZone)
       .default('UTC')
       .meta({ description: 'IANA time zone of the cron expressions; default UTC.' }),
     start_at: Timestamp.optional().meta({ description: 'No run before this time.' }),
