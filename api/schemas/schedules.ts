@@ -86,7 +86,14 @@ const Overlap = z.enum(OVERLAP_POLICIES).meta({
   description:
     'What happens when a run is due while the last one still runs: `skip` (default) it, buffer one or all, cancel or terminate the running one, or allow both.',
 });
-const CatchUpWindow = FixedDuration.meta({ description: 'After an outage, a missed run still starts if it is at most this late; default 1d.' });
+/** Temporal reads any shorter catch-up window as 10 s: asking for less would be answered but not done. */
+const CatchUpWindow = FixedDuration.refine(
+  (text) => {
+    const d = parseDuration(text);
+    return d?.kind !== 'fixed' || d.ms >= 10_000;
+  },
+  { message: 'must be at least 10s (the scheduler never waits less for a missed run)' },
+).meta({ description: 'After an outage, a missed run still starts if it is at most this late; at least 10s, default 1d.' });
 
 export const CreateScheduleBody = z
   .strictObject({

@@ -273,6 +273,7 @@ describe('the rules', () => {
       [{ query: query('daily/*.parquet'), spec: { interval: '1mo' } }, 'body.spec.interval'],
       [{ query: query('daily/*.parquet'), spec: { interval: '1d', time_zone: 'Mars/Olympus' } }, 'body.spec.time_zone'],
       [{ query: query('daily/*.parquet'), spec: { interval: '1d' }, overlap: 'sometimes' }, 'body.overlap'],
+      [{ query: query('daily/*.parquet'), spec: { interval: '1d' }, catch_up_window: '5s' }, 'body.catch_up_window'],
       [{ query: { ...query('x'), input: { ...query('x').input, source: { uri: 'inline://sales' } } }, spec: { interval: '1d' } }, 'body.query.input.source'],
       [{ query: query('../outside/*.parquet'), spec: { interval: '1d' } }, 'body.query.input.source'],
       [{ query: query('daily/*.parquet'), spec: { interval: '1d' }, webhook: { url: 'http://10.0.0.1/hook' } }, 'body.webhook.url'],
