@@ -205,7 +205,11 @@ export class JobService {
       case 'CANCELLED':
         return { status: 'failed', error: { code: 'cancelled', message: 'the job was cancelled' } };
       case 'TERMINATED':
-        return { status: 'failed', error: { code: 'terminated', message: 'the job was terminated by an operator' } };
+        // An operator did it, or a schedule's overlap policy `terminate_other`, ending the run that made the job.
+        return {
+          status: 'failed',
+          error: { code: 'terminated', message: 'the job was terminated: by an operator, or by its schedule (overlap terminate_other)' },
+        };
       case 'TIMED_OUT':
         return { status: 'failed', error: { code: 'timed_out', message: 'the job ran past its time limit' } };
       default:
