@@ -87,10 +87,15 @@ export class ScheduleRecords {
 
   /** Every schedule of the principal, oldest first. */
   async list(principal: string): Promise<ScheduleRecord[]> {
+    return (await this.all()).filter((r) => r.principal === principal);
+  }
+
+  /** Every principal's schedules, oldest first. */
+  async all(): Promise<ScheduleRecord[]> {
     const ids = (await this.objects.children(SCHEDULES)).filter(isJobId);
     const records = await Promise.all(ids.map((id) => this.objects.readJson<ScheduleRecord>(recordKey(id))));
     return records
-      .filter((r): r is ScheduleRecord => r !== null && r.principal === principal)
+      .filter((r): r is ScheduleRecord => r !== null)
       .sort((a, b) => a.created_at.localeCompare(b.created_at) || a.schedule_id.localeCompare(b.schedule_id));
   }
 

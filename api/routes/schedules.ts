@@ -69,6 +69,13 @@ function checkScheduledQuery(model: string, query: ScheduledQuery, opts: Schedul
 
 export function scheduleRoutes(app: FastifyInstance, opts: ScheduleRouteOptions): void {
   const schedules = new ScheduleService(opts.jobs, opts.settings);
+  // Once serving, every stored schedule is put back in Temporal if it lost it; in the background, so a slow Temporal delays no start.
+  app.addHook('onReady', async () => {
+    void schedules.ensureAll().then(
+      (failed) => failed.forEach(({ scheduleId, error }) => app.log.warn({ err: error, scheduleId }, 'schedule not ensured at start')),
+      (error: unknown) => app.log.warn({ err: error }, 'schedules not ensured at start'),
+    );
+  });
   const store = opts.jobs.store;
   const submissions = new IdempotentSubmissions(store.idempotency, async (id) => (await store.schedules.get(id)) !== null, opts.idempotencyKeyTtlMs);
   /** The schedule's id; these routes take no query parameters, and refuse one (a `?limit=` would otherwise seem obeyed). */

@@ -105,6 +105,22 @@ export class ScheduleService {
     return this.describe(record, secretWasMade ? record.webhook?.secret : undefined);
   }
 
+  /**
+   * Makes sure every stored schedule has its Temporal schedule, as a read of it would: one that
+   * Temporal lost (a new cluster, a restored database) fires again without waiting for a read.
+   * Returns the schedules it could not reach, with why; the others are in place.
+   */
+  async ensureAll(): Promise<{ scheduleId: string; error: unknown }[]> {
+    const failed: { scheduleId: string; error: unknown }[] = [];
+    for (const record of await this.store.all()) {
+      await this.ensure(record).catch((error: unknown) => {
+        // Deleted meanwhile: nothing to put back.
+        if (!(error instanceof HttpError && error.status === 404)) failed.push({ scheduleId: record.schedule_id, error });
+      });
+    }
+    return failed;
+  }
+
   /** The principal's schedules; one deleted while they are read is left out. */
   async list(principal: string): Promise<ScheduleResponse[]> {
     const gone = (err: unknown) => {

@@ -142,6 +142,17 @@ describe('pause, trigger, overlap and delete', () => {
     expect((await get(`/v1-beta/forecast-jobs/${run.job_id}`)).json().status).toBe('completed');
   }, 90_000);
 
+  test('a schedule Temporal lost is put back by ensureAll, as the API does at start, without waiting for a read', async () => {
+    const service = new ScheduleService(stack.jobService('schedules-idle', 1), testConfig().schedules);
+    const schedule = await service.create('alice', { ...serviceInput('1h'), paused: true }, 0);
+    const handle = stack.env.client.schedule.getHandle(schedule.schedule_id);
+    await handle.delete();
+    await expect(handle.describe()).rejects.toBeInstanceOf(ScheduleNotFoundError);
+    expect(await service.ensureAll()).toEqual([]);
+    expect((await handle.describe()).state.paused).toBe(true);
+    await service.remove(schedule.schedule_id, 'alice');
+  });
+
   test('with overlap skip, a run that is still going makes the next ones skip', async () => {
     // No worker polls this queue, so the first run cannot finish: it is as slow as a run gets.
     const service = new ScheduleService(stack.jobService('schedules-idle', 1), testConfig().schedules);
