@@ -83,6 +83,7 @@ export function JobPage({ kind, id }: { kind: JobKind; id: string }) {
           onSelect={(series, fcd) => setSelected((last) => ({ series, fcd, n: last.n + 1 }))}
         />
       )}
+      {!status && !error && <p class="muted">Loading…</p>}
     </section>
   );
 }
