@@ -6,7 +6,7 @@ import type { JobService } from '../jobs/job-service.ts';
 import { HttpError } from '../problem.ts';
 import { JobDeleted, JobIdParams } from '../schemas/jobs.ts';
 import { NoQuery } from '../schemas/query.ts';
-import { ERRORS, jobErrors, jsonResponse, parquetResponse, problemResponse } from '../schemas/responses.ts';
+import { ERRORS, IGNORED_BODY_ERROR, jobErrors, jsonResponse, parquetResponse, problemResponse } from '../schemas/responses.ts';
 import { parseOr422 } from '../validation.ts';
 
 /** Cancel, delete and the Parquet downloads, the same for both kinds of job (each under its own prefix); none reads a body. */
@@ -58,6 +58,7 @@ export function deleteOperation(id: string, deprecated: boolean): ZodOpenApiOper
     requestParams: { path: JobIdParams },
     responses: {
       '200': jsonResponse('Deleted.', JobDeleted),
+      ...IGNORED_BODY_ERROR,
       ...ERRORS,
       ...jobErrors,
     },
@@ -79,6 +80,7 @@ export function controlPaths(prefix: string, id: string, deprecated: boolean): [
           responses: {
             '200': jsonResponse('Cancellation requested.', { type: 'object' }),
             '409': problemResponse('The job has already finished (`job_finished`).'),
+            ...IGNORED_BODY_ERROR,
             ...ERRORS,
             ...jobErrors,
           },

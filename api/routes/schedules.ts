@@ -14,7 +14,16 @@ import { ScheduleService, type ScheduleInput } from '../schedules/schedule-servi
 import type { betaModelQuery } from '../schemas/query.ts';
 import { BetaModelQuery, NoQuery } from '../schemas/query.ts';
 import { IdempotencyHeader, submitErrors } from '../schemas/jobs.ts';
-import { BODY_ERRORS, ERRORS, JSON_BODY_MALFORMED, jsonResponse, problemResponse, dependencyErrors, retryLaterResponse } from '../schemas/responses.ts';
+import {
+  BODY_ERRORS,
+  ERRORS,
+  IGNORED_BODY_ERROR,
+  JSON_BODY_MALFORMED,
+  jsonResponse,
+  problemResponse,
+  dependencyErrors,
+  retryLaterResponse,
+} from '../schemas/responses.ts';
 import {
   CreateScheduleBody,
   DeletedSchedule,
@@ -187,7 +196,13 @@ export function schedulePaths(query: ReturnType<typeof betaModelQuery>): ZodOpen
         responses: {
           '201': {
             ...jsonResponse('The schedule, with its next run times; `Location` names it.', ScheduleResponse),
-            headers: { Location: { description: "The schedule's path: `/v1-beta/forecast-schedules/{schedule_id}`.", schema: { type: 'string' } } } as const,
+            headers: {
+              Location: { description: "The schedule's path: `/v1-beta/forecast-schedules/{schedule_id}`.", schema: { type: 'string' } },
+              'Idempotent-Replayed': {
+                description: '`true` when the schedule was made by an earlier request with the same Idempotency-Key.',
+                schema: { type: 'string', enum: ['true'] },
+              },
+            } as const,
           },
           ...BODY_ERRORS,
           ...ERRORS,
@@ -222,7 +237,7 @@ export function schedulePaths(query: ReturnType<typeof betaModelQuery>): ZodOpen
         operationId: 'deleteSchedule',
         summary: 'Delete the schedule. Runs already made, their jobs and their results stay.',
         requestParams: path,
-        responses: { '200': jsonResponse('Deleted.', DeletedSchedule), ...ERRORS, ...scheduleErrors, ...scheduleBusyError },
+        responses: { '200': jsonResponse('Deleted.', DeletedSchedule), ...IGNORED_BODY_ERROR, ...ERRORS, ...scheduleErrors, ...scheduleBusyError },
       },
     },
     [`${SCHEDULES}/{schedule_id}/trigger`]: {
@@ -232,6 +247,7 @@ export function schedulePaths(query: ReturnType<typeof betaModelQuery>): ZodOpen
         requestParams: path,
         responses: {
           '202': jsonResponse('The run was asked for.', TriggeredSchedule),
+          ...IGNORED_BODY_ERROR,
           ...ERRORS,
           ...scheduleErrors,
           ...scheduleBusyError,

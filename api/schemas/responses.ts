@@ -51,6 +51,11 @@ export const BODY_ERRORS = {
   '415': problemResponse('The body is not sent as application/json (`unsupported_media_type`).'),
 };
 
+/** What an operation that takes no body answers to a long one (api/bodyless-routes.ts): it ignores any other. */
+export const IGNORED_BODY_ERROR = {
+  '413': problemResponse('A body was sent, longer than 64 KiB (`payload_too_large`): this operation reads none, and ignores a shorter one.'),
+};
+
 /** What every operation that needs an API key may answer. */
 export const ERRORS = {
   '401': {

@@ -185,7 +185,10 @@ export const ScheduledRun = z
     status: z.enum(['in_progress', 'completed', 'failed']),
     error: ErrorBody.nullable(),
     metrics: z.array(PooledMetrics),
-    alerted: z.boolean().nullable().meta({ description: "Whether the alert's metric crossed its threshold; null without an alert or metrics." }),
+    alerted: z.boolean().nullable().meta({
+      description:
+        "Whether the alert's metric crossed its threshold (false where no step was scored); null without an alert, or for a run that did not complete.",
+    }),
   })
   .meta({ id: 'ScheduledRun' });
 export type ScheduledRun = z.output<typeof ScheduledRun>;
