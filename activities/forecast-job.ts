@@ -156,12 +156,15 @@ export function createActivities({ engine, store, forecastsPerChunk, beta }: Act
         // Every series only context: the results are empty tables, so their downloads still answer with the columns.
         const meta = await jobMeta(store, jobId);
         if (jobKind(meta) === 'forecast') await store.writeResults(meta, 0, []);
+        await store.recordOutcome(jobId, { status: 'completed' });
         return { forecasts: 0, predictionRows: 0, metricRows: 0 };
       }
       const counts = await store.countResults(jobId);
       if (counts.metricRows !== expectedMetricRows) {
         throw ApplicationFailure.nonRetryable(`job wrote ${counts.metricRows} metrics rows; expected ${expectedMetricRows}`, 'internal_error');
       }
+      // The job reads completed from the store too, once Temporal's retention has purged its workflow.
+      await store.recordOutcome(jobId, { status: 'completed' });
       return { forecasts: expectedForecasts, ...counts };
     },
   };

@@ -4,7 +4,21 @@ import type { StorageConfig } from '../config.ts';
 import type { Chunk } from '../engine/jobs/chunking.ts';
 import type { ForecastRequest } from '../engine/request-schema.ts';
 import type { Prediction } from '../engine/response-schema.ts';
-import { chunkKey, exportKey, isJobId, jobKey, JOBS, metaKey, partsKey, requestKey, resultsKey, type JobMeta, type ResultTable } from './layout.ts';
+import {
+  chunkKey,
+  exportKey,
+  isJobId,
+  jobKey,
+  JOBS,
+  metaKey,
+  outcomeKey,
+  partsKey,
+  requestKey,
+  resultsKey,
+  type JobMeta,
+  type JobOutcome,
+  type ResultTable,
+} from './layout.ts';
 import { ActiveJobs } from './active-jobs.ts';
 import { ApiKeys } from './api-keys.ts';
 import { BetaJobFiles } from './beta-job-files.ts';
@@ -102,6 +116,16 @@ export class JobStore {
   /** The job's metadata; null for an unknown (or malformed) id. */
   async meta(jobId: string): Promise<JobMeta | null> {
     return isJobId(jobId) ? this.objects.readJson<JobMeta>(metaKey(jobId)) : null;
+  }
+
+  /** How the job ended, once recorded; null while it runs, or where its end was never seen. */
+  outcome(jobId: string): Promise<JobOutcome | null> {
+    return this.objects.readJson<JobOutcome>(outcomeKey(jobId));
+  }
+
+  /** Records how the job ended; the same end may be written again (every replica that sees it). */
+  async recordOutcome(jobId: string, outcome: JobOutcome): Promise<void> {
+    await this.objects.writeJson(outcomeKey(jobId), outcome);
   }
 
   /** Every job's metadata (a job whose metadata cannot be read is left out). */

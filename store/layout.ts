@@ -8,6 +8,12 @@ export const JOBS = 'jobs';
 export const jobKey = (jobId: string) => `${JOBS}/${jobId}`;
 /** `jobs/<job_id>/job.json`: who owns the job, its model, when it was submitted. */
 export const metaKey = (jobId: string) => `${jobKey(jobId)}/job.json`;
+/** `jobs/<job_id>/outcome.json`: how the job ended, kept for when Temporal has purged its workflow's history. */
+export const outcomeKey = (jobId: string) => `${jobKey(jobId)}/outcome.json`;
+
+/** A job's end as its poller reads it. */
+export type JobOutcome = { status: 'completed' } | { status: 'failed'; error: { code: string; message: string } };
+
 /** `jobs/<job_id>/request.json`: the validated request. */
 export const requestKey = (jobId: string) => `${jobKey(jobId)}/request.json`;
 /** `jobs/<job_id>/chunks/<n>.json`: one activity's share of the series. */

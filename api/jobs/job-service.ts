@@ -8,7 +8,7 @@ import type { ForecastRequest } from '../../engine/request-schema.ts';
 import { quantileLevels } from '../../engine/tasks.ts';
 import { StoreLockBusyError } from '../../store/store-lock.ts';
 import type { JobStore } from '../../store/job-store.ts';
-import { jobKind, type JobKind, type JobMeta, type StoredBetaSources } from '../../store/layout.ts';
+import { jobKind, type JobKind, type JobMeta, type JobOutcome, type StoredBetaSources } from '../../store/layout.ts';
 import type { JobProgress } from '../../workflows/forecast-job.ts';
 import type { Quotas } from '../../config.ts';
 import { HttpError } from '../problem.ts';
@@ -16,8 +16,9 @@ import { API_JOB_KINDS } from './job-kinds.ts';
 import { TEMPORAL_ANSWER_MS } from './scheduler-errors.ts';
 import { concurrentJobsExceeded, requireForecastsWithin, requireSeriesWithin, tooManySubmissionsAtOnce } from '../quotas.ts';
 
-export type JobState =
-  { status: 'in_progress'; progress: JobProgress | null } | { status: 'completed' } | { status: 'failed'; error: { code: string; message: string } };
+export type JobState = { status: 'in_progress'; progress: JobProgress | null } | JobOutcome;
+
+const LOST: JobState = { status: 'failed', error: { code: 'lost', message: 'the job is not known to the workflow service any more' } };
 
 /** What a submission is admitted with: its id, when chosen beforehand, and the principal's quotas. */
 export interface Admission {
@@ -186,17 +187,27 @@ export class JobService {
     return meta;
   }
 
+  /**
+   * The job's state as its workflow says, or, once Temporal's retention has purged the workflow,
+   * as the job store recorded its end. A job neither knows is `lost`.
+   */
   async state(jobId: string): Promise<JobState> {
     const handle = this.client.workflow.getHandle(jobId);
     let description;
     try {
       description = await this.temporal(() => handle.describe());
     } catch (err) {
-      if (err instanceof WorkflowNotFoundError)
-        return { status: 'failed', error: { code: 'lost', message: 'the job is not known to the workflow service any more' } };
+      if (err instanceof WorkflowNotFoundError) return (await this.store.outcome(jobId)) ?? LOST;
       throw err;
     }
-    switch (description.status.name) {
+    const state = await this.workflowState(jobId, description.status.name);
+    // Recorded the first time it is seen ended (a completed job records it itself).
+    if (state.status !== 'in_progress' && !(await this.store.outcome(jobId))) await this.store.recordOutcome(jobId, state);
+    return state;
+  }
+
+  private async workflowState(jobId: string, status: string): Promise<JobState> {
+    switch (status) {
       case 'RUNNING':
       case 'CONTINUED_AS_NEW':
         return { status: 'in_progress', progress: await this.progress(jobId) };
@@ -288,7 +299,11 @@ export class JobService {
     const removed: string[] = [];
     for (const meta of await this.store.list()) {
       if (!(Date.parse(meta.created_at) < before)) continue;
-      if ((await this.state(meta.job_id)).status === 'in_progress') continue;
+      const state = await this.state(meta.job_id);
+      if (state.status === 'in_progress') continue;
+      // Unknown to this Temporal, with no end recorded: it may be running on another cluster (this
+      // process pointed at the wrong one), so it is kept. DELETE removes it.
+      if (state === LOST) continue;
       await this.store.remove(meta.job_id);
       removed.push(meta.job_id);
     }

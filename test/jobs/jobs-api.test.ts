@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ForecastResponseSchema } from '../../engine/response-schema.ts';
@@ -375,4 +376,30 @@ test('retention: finished jobs created before the cut are deleted, later ones ke
   expect(removed).not.toContain(recentId);
   expect((await app.inject({ method: 'GET', url: `/forecast-jobs/${oldId}`, headers: AUTH })).statusCode).toBe(404);
   expect((await app.inject({ method: 'GET', url: `/forecast-jobs/${recentId}`, headers: AUTH })).statusCode).toBe(200);
+});
+
+test('a job Temporal has purged reads as the store recorded its end: completed, downloads and all; with no end recorded it is lost, and retention keeps it', async () => {
+  const id = (await submit(dailyRequest(), 'model=naive')).json().job_id;
+  expect((await poll(id)).json().status).toBe('completed');
+  // Temporal's retention (a day on the embedded dev server's namespace) deletes a closed workflow.
+  const client = stack.env.client;
+  await client.workflowService.deleteWorkflowExecution({ namespace: 'default', workflowExecution: { workflowId: id } });
+  const purged = () =>
+    client.workflow
+      .getHandle(id)
+      .describe()
+      .then(
+        () => false,
+        (err: unknown) => err instanceof WorkflowNotFoundError,
+      );
+  await until(purged, 30_000, 'the purge');
+  expect((await app.inject({ method: 'GET', url: `/forecast-jobs/${id}`, headers: AUTH })).json()).toMatchObject({ status: 'completed', total_series: 1 });
+  expect((await app.inject({ method: 'GET', url: `/forecast-jobs/${id}/metrics.parquet`, headers: AUTH })).statusCode).toBe(200);
+
+  // A job whose end was never recorded (purged before anyone saw it end, or before ends were recorded).
+  fs.rmSync(path.join(config.dataDir, 'jobs', id, 'outcome.json'));
+  expect((await app.inject({ method: 'GET', url: `/forecast-jobs/${id}`, headers: AUTH })).json()).toMatchObject({ status: 'failed', error: { code: 'lost' } });
+  // It may be running on another cluster than the one this process reaches: retention leaves it.
+  expect(await stack.jobService('jobs-api-test', 4).removeFinishedBefore(Date.now() + 1_000)).not.toContain(id);
+  expect(fs.existsSync(path.join(config.dataDir, 'jobs', id, 'job.json'))).toBe(true);
 });
