@@ -131,8 +131,9 @@ export interface StorageConfig {
 function integer(env: Environment, name: string, fallback: number, min = 0): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value < min) throw new Error(`${name} must be a number >= ${min}; got '${raw}'`);
+  // Digits only: Number() would also take `1.5`, `0x10`, `1e3` and a blank as a number (a blank PORT listened on any port).
+  const value = /^\s*\d+\s*$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isSafeInteger(value) || value < min) throw new Error(`${name} must be a whole number >= ${min}; got '${raw}'`);
   return value;
 }
 

@@ -130,10 +130,18 @@ export function temporalConfig(env: Environment): TemporalConfig {
     uiPort: port(env, 'TEMPORAL_UI_PORT', devPort + 1000, 0),
     // Where set-up (scripts/ensure-temporal-cli.sh) caches the Temporal CLI, outside the repo.
     cliPath: env.TEMPORAL_CLI || path.join(env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'forecasting-service', 'bin', 'temporal'),
-    runWorker: env.RUN_WORKER !== 'false',
+    runWorker: runWorker(env.RUN_WORKER),
     // Off by default: several workers may share a machine, and each needs a port of its own.
     workerMetricsPort: port(env, 'WORKER_METRICS_PORT', 0, 0),
     tls: tlsSettings(env, address, apiKey),
     apiKey,
   };
+}
+
+/** RUN_WORKER: unset, `true` or `1` runs the in-process worker; `false` or `0`, in any case, does not. Anything else stops the start: `FALSE` or `no` once started a worker silently. */
+function runWorker(raw: string | undefined): boolean {
+  const value = raw?.trim().toLowerCase();
+  if (value === undefined || value === '' || value === 'true' || value === '1') return true;
+  if (value === 'false' || value === '0') return false;
+  throw new Error(`RUN_WORKER must be true or false; got '${raw}'`);
 }

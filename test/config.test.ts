@@ -13,6 +13,20 @@ test('JOB_RETENTION: minutes, hours or days; unset keeps jobs; anything else sto
   for (const bad of ['30', '0d', '1w', '-1d', 'soon']) expect(() => loadConfig({ JOB_RETENTION: bad })).toThrow(/JOB_RETENTION/);
 });
 
+test('whole-number settings take digits only: a fraction, hex, an exponent or a blank stops the start naming the variable', () => {
+  expect(loadConfig({ JOB_CHUNKS_PER_RUN: ' 40 ' }).jobs.chunksPerRun).toBe(40);
+  for (const bad of ['1.5', '0x10', '1e3', ' ', '-1', 'ten'])
+    expect(() => loadConfig({ JOB_CHUNKS_PER_RUN: bad }), bad).toThrow(`JOB_CHUNKS_PER_RUN must be a whole number >= 1; got '${bad}'`);
+  expect(() => loadConfig({ PORT: ' ' })).toThrow(/PORT must be a whole number/);
+});
+
+test('RUN_WORKER: true by default; false or 0 (any case) turns the in-process worker off; anything else stops the start', () => {
+  expect(loadConfig({}).temporal.runWorker).toBe(true);
+  for (const off of ['false', 'FALSE', '0', ' false ']) expect(loadConfig({ RUN_WORKER: off }).temporal.runWorker, off).toBe(false);
+  for (const on of ['true', 'True', '1']) expect(loadConfig({ RUN_WORKER: on }).temporal.runWorker, on).toBe(true);
+  expect(() => loadConfig({ RUN_WORKER: 'no' })).toThrow("RUN_WORKER must be true or false; got 'no'");
+});
+
 test('TEMPORAL_UI_PORT: 1000 above the dev server by default, 0 for none', () => {
   expect(loadConfig({}).temporal.uiPort).toBe(8233);
   expect(loadConfig({ TEMPORAL_DEV_PORT: '17233' }).temporal.uiPort).toBe(18233);

@@ -7,5 +7,5 @@ test('the CLI finds the service from FORECAST_URL, else the PORT a service in th
   expect(loadClientConfig({ PORT: '9000', FORECAST_URL: 'https://forecasts.example.com/api' }).baseUrl).toBe('https://forecasts.example.com/api');
   // FORECAST_API_KEYS (plural) is the server's list of principal:key pairs, not the caller's key.
   expect(loadClientConfig({ FORECAST_API_KEYS: 'dev:dev-key' }).apiKey).toBeNull();
-  expect(() => loadClientConfig({ PORT: 'eighty' })).toThrow("PORT must be a number >= 0; got 'eighty'");
+  expect(() => loadClientConfig({ PORT: 'eighty' })).toThrow("PORT must be a whole number >= 0; got 'eighty'");
 });

@@ -181,5 +181,5 @@ test('a URL that names another web server, and a bad PORT, are one clear message
   }
   const port = await runForecast(['jobs'], { PORT: 'abc', FORECAST_API_KEY: 'any-key' });
   expect(port.code).toBe(2);
-  expect(port.stderr.trim()).toBe("error: PORT must be a number >= 0; got 'abc'");
+  expect(port.stderr.trim()).toBe("error: PORT must be a whole number >= 0; got 'abc'");
 });
