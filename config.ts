@@ -125,6 +125,11 @@ export interface StorageConfig {
     pathStyle: boolean;
     /** AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN; null leaves them to the SDK's chain (AWS_PROFILE, roles). */
     credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string } | null;
+    /**
+     * How long one request may wait for a connection, then for the store's next bytes, before it
+     * fails and counts as the store being away (503 `storage_unavailable`, a chunk retried).
+     */
+    timeouts: { connectMs: number; idleMs: number };
   };
 }
 
@@ -282,6 +287,7 @@ function storageConfig(env: Environment, dataDir: string): StorageConfig {
               ...(env.AWS_SESSION_TOKEN ? { sessionToken: env.AWS_SESSION_TOKEN } : {}),
             }
           : null,
+      timeouts: { connectMs: 5_000, idleMs: 30_000 },
     },
   };
 }

@@ -45,6 +45,8 @@ export class S3Bucket implements ObjectStore {
       ...(settings.credentials ? { credentials: settings.credentials } : {}),
       // Chunks retry whole activities when the store is away; a few quick SDK retries smooth blips.
       maxAttempts: 3,
+      // A store that takes connections but never answers would otherwise hold each call forever.
+      requestHandler: { connectionTimeout: settings.timeouts.connectMs, socketTimeout: settings.timeouts.idleMs },
     });
   }
 

@@ -1,10 +1,12 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import net, { type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { loadConfig } from '../../config.ts';
+import { StoreUnavailableError } from '../../store/errors.ts';
 import { JobStore } from '../../store/job-store.ts';
 import { S3Bucket } from '../../store/s3-bucket.ts';
 import { AUTH, hourlySeries, tempDataDir, testConfig } from '../api/helpers.ts';
@@ -39,6 +41,22 @@ test("a process's first upload removes the staging files a killed one left in th
   await bucket.writeWith('objects/one.json', (file) => fs.promises.writeFile(file, '{}'));
   expect(await bucket.exists('objects/one.json')).toBe(true);
   expect(fs.existsSync(leftover)).toBe(false);
+});
+
+test('a store that takes connections but never answers is away after its deadline, not a call that hangs', async () => {
+  const silent = net.createServer(() => undefined);
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  try {
+    const settings = loadConfig({ ...minio.env('jobs'), AWS_ENDPOINT_URL: `http://127.0.0.1:${(silent.address() as AddressInfo).port}` }).storage.s3;
+    const bucket = new S3Bucket('jobs', '', { ...settings, timeouts: { connectMs: 1_000, idleMs: 500 } });
+    const started = Date.now();
+    await expect(bucket.readJson('jobs/x/job.json')).rejects.toBeInstanceOf(StoreUnavailableError);
+    // Three attempts of half a second each, and the SDK's backoff between them.
+    expect(Date.now() - started).toBeLessThan(10_000);
+    bucket.close();
+  } finally {
+    silent.close();
+  }
 });
 
 describe('a store that cannot be used stops the start with a clear message', () => {
