@@ -250,13 +250,30 @@ export class JobService {
   }
 
   /** Whether jobs can be served now: Temporal answers and the job store can be read. Throws what failed, by name. */
-  async ready(): Promise<void> {
-    await this.temporal(() => this.client.workflowService.getSystemInfo({})).catch((error: Error) => {
-      throw new Error(`temporal: ${error.message.split('\n')[0]}`);
-    });
-    await this.store.check().catch((error: Error) => {
-      throw new Error(`storage: ${error.message.split('\n')[0]}`);
-    });
+  /**
+   * Which dependencies jobs need do not answer within `timeoutMs`, checked together: `temporal`,
+   * `storage`, with why (for the log: the reasons may name addresses).
+   */
+  async unready(timeoutMs: number): Promise<{ dependency: 'temporal' | 'storage'; reason: string }[]> {
+    const check = async (dependency: 'temporal' | 'storage', work: () => Promise<unknown>) => {
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+      });
+      try {
+        await Promise.race([work(), late]);
+        return null;
+      } catch (error) {
+        return { dependency, reason: (error as Error).message.split('\n')[0] };
+      } finally {
+        clearTimeout(timer);
+      }
+    };
+    const results = await Promise.all([
+      check('temporal', () => this.temporal(() => this.client.workflowService.getSystemInfo({}))),
+      check('storage', () => this.store.check()),
+    ]);
+    return results.filter((r) => r !== null);
   }
 
   /**

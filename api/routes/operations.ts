@@ -21,9 +21,6 @@ export interface OperationsOptions {
   readyTimeoutMs?: number;
 }
 
-const withTimeout = <T>(work: Promise<T>, ms: number, what: string): Promise<T> =>
-  Promise.race([work, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms).unref())]);
-
 const plugin: FastifyPluginAsync<OperationsOptions> = async (app: FastifyInstance, options) => {
   app.addHook('onResponse', async (request, reply) => {
     // The route pattern, not the URL: job ids would make a series per job.
@@ -40,12 +37,13 @@ const plugin: FastifyPluginAsync<OperationsOptions> = async (app: FastifyInstanc
 
   app.get('/healthz', { config: { public: true } }, async () => ({ status: 'ok' }));
 
-  app.get('/readyz', { config: { public: true } }, async () => {
+  app.get('/readyz', { config: { public: true } }, async (request) => {
     if (options.jobs) {
-      try {
-        await withTimeout(options.jobs.ready(), options.readyTimeoutMs ?? 3000, 'a dependency');
-      } catch (error) {
-        throw new HttpError(503, 'not_ready', `not ready: ${(error as Error).message}`);
+      const unready = await options.jobs.unready(options.readyTimeoutMs ?? 3000);
+      if (unready.length > 0) {
+        // Anyone may ask (no key): the answer names the dependencies, the log says why (addresses included).
+        for (const { dependency, reason } of unready) request.log.warn({ dependency, reason }, 'not ready');
+        throw new HttpError(503, 'not_ready', `not ready: ${unready.map((u) => u.dependency).join(' and ')} did not answer`);
       }
     }
     return { status: 'ready', checks: options.jobs ? ['temporal', 'storage'] : [] };
