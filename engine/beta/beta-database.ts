@@ -35,10 +35,22 @@ export async function openBetaDatabase(options: BetaDatabaseOptions): Promise<Du
     const sql = options.initSql;
     await withConnection(db, (c) => c.run(sql)).catch((error: unknown) => {
       db.closeSync();
-      throw new Error(`BETA_DUCKDB_INIT failed in DuckDB: ${error instanceof Error ? error.message : String(error)}`);
+      throw new Error(`BETA_DUCKDB_INIT failed in DuckDB: ${withoutLiterals(error instanceof Error ? error.message : String(error), sql)}`);
     });
   }
   return db;
+}
+
+/**
+ * DuckDB's reason, fit for a log: its first line only (a parser error goes on to quote the
+ * statement), and none of the statement's string literals, which hold the secrets a
+ * `CREATE SECRET` is for.
+ */
+function withoutLiterals(message: string, sql: string): string {
+  let reason = message.split('\n')[0];
+  // Short literals ('x', 'us') hold no secret, and would mask words of the reason itself.
+  for (const [, literal] of sql.matchAll(/'((?:[^']|''){4,})'/g)) reason = reason.split(literal).join('***');
+  return reason;
 }
 
 /**

@@ -157,4 +157,9 @@ test("a BETA_DUCKDB_INIT that DuckDB refuses stops the server at start with Duck
   await expect(buildServer({ ...config, beta: { ...config.beta, duckdbInitSql: 'SET no_such_setting = 1;' } })).rejects.toThrow(
     /BETA_DUCKDB_INIT failed in DuckDB: .*no_such_setting/,
   );
+  // A typo after a secret: the reason is told, the statement and its secret are not.
+  const typo = "CREATE SECRET s (TYPE s3, KEY_ID 'AKIA-KEY', SECRET 'the-secret-value' REGIN 'x');";
+  const refused = await buildServer({ ...config, beta: { ...config.beta, duckdbInitSql: typo } }).catch((error: Error) => error);
+  expect((refused as Error).message).toMatch(/^BETA_DUCKDB_INIT failed in DuckDB: Parser Error: syntax error at or near "REGIN"$/);
+  expect((refused as Error).message).not.toMatch(/the-secret-value|AKIA-KEY/);
 });
