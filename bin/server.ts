@@ -21,16 +21,18 @@ const shutdown = handleShutdownSignals(config.shutdownGraceMs, (message) => cons
 const store = await openCheckedJobStore(config.storage);
 await importLegacyKeysAtStart(config.dataDir, store);
 const engine = new Engine(config.engine);
-const beta = await openBetaWorkspace(config);
+const beta = await openBetaWorkspace(config).catch(cannotStart);
 const temporal = await connectTemporal(config).catch(cannotStart);
 const jobs = new JobService(temporal.client, store, engine, { taskQueue: config.temporal.taskQueue, ...config.jobs });
-const app = await buildServer(config, { logger: true, engine, jobs, betaDb: beta.jobs.db });
+const app = await buildServer(config, { logger: true, engine, jobs, betaDb: beta.jobs.db }).catch(cannotStart);
 
 // Embedded by default: this process also works on jobs. RUN_WORKER=false leaves that to `npm run worker`.
 const worker = workerModule ? await workerModule.createJobWorker(jobWorkerOptions(config), engine, store, beta.jobs).catch(cannotStart) : undefined;
+// Listening last, so an API that answers is whole; the worker polls only once it does, so a port in
+// use or a host that does not resolve stops the start before it takes any chunk.
+await app.listen({ port: config.port, host: config.host }).catch(cannotStart);
 const working = worker?.run();
 
-await app.listen({ port: config.port, host: config.host });
 app.log.info(`jobs run on Temporal at ${config.temporal.target}${worker ? ' with an in-process worker' : ''}`);
 // JOB_RETENTION: finished jobs older than it are deleted, checked at start and then every tenth of it (at most hourly).
 const retentionMs = config.jobs.retentionMs;

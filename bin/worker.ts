@@ -18,7 +18,7 @@ await orderShutdownOurselves();
 const shutdown = handleShutdownSignals(config.shutdownGraceMs, (message) => console.error(message));
 const store = await openCheckedJobStore(config.storage);
 const engine = new Engine(config.engine);
-const beta = await openBetaWorkspace(config);
+const beta = await openBetaWorkspace(config).catch(cannotStart);
 // The SDK's own connection errors do not say which setting is wrong; this check's do.
 await checkTemporal(config.temporal).catch(cannotStart);
 const worker = await createJobWorker(jobWorkerOptions(config), engine, store, beta.jobs).catch(cannotStart);

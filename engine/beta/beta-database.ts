@@ -27,6 +27,14 @@ export async function openBetaDatabase(options: BetaDatabaseOptions): Promise<Du
     ...(options.memoryLimit ? { memory_limit: options.memoryLimit } : {}),
     // The server may have no internet; object-store support is loaded only when configured.
     autoinstall_known_extensions: 'false',
+  }).catch((error: unknown) => {
+    // DuckDB says only "Failed to set config"; the one setting of ours it reads is the memory limit.
+    const reason = error instanceof Error ? error.message.split('\n')[0] : String(error);
+    throw new Error(
+      options.memoryLimit
+        ? `BETA_DUCKDB_MEMORY_LIMIT '${options.memoryLimit}' is not a size DuckDB takes (such as 4GB or 512MB): ${reason}`
+        : `DuckDB could not start: ${reason}`,
+    );
   });
   // Every time is UTC: naive timestamps are read as UTC, zoned ones converted to it. (Set once
   // the built-in ICU extension is loaded; as a creation option it is refused.)

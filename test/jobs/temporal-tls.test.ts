@@ -6,6 +6,7 @@
  * Real processes, a real dev server, and nginx checking client certificates in front of it.
  */
 import fs from 'node:fs';
+import net, { type AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -22,7 +23,7 @@ if (missing && process.env.CI) throw new Error(missing);
 
 /** Starts an entry point that must fail, and returns its exit code and what it printed. */
 async function startFails(entry: 'bin/server.ts' | 'bin/worker.ts', env: Environment): Promise<{ code: number | null; stderr: string }> {
-  const started = startProcess(entry, { ...env, PORT: String(await freePort()), HOST: '127.0.0.1' });
+  const started = startProcess(entry, { PORT: String(await freePort()), HOST: '127.0.0.1', ...env });
   const { code } = await started.exited;
   return { code, stderr: started.stderr() };
 }
@@ -91,7 +92,13 @@ describe.skipIf(missing !== null)(`Temporal behind mutual TLS${missing ? ` (skip
 
   test('a wrong CA, a missing or foreign client certificate, a wrong server name and an unreachable address stop the start naming the setting', async () => {
     const dataDir = tempDataDir();
+    // A port another process holds: the API's own listen fails, after Temporal and the store were reached.
+    const busy = net.createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    const busyPort = String((busy.address() as AddressInfo).port);
     const cases: { entry: 'bin/server.ts' | 'bin/worker.ts'; env: Environment; message: RegExp }[] = [
+      { entry: 'bin/server.ts', env: { ...secured, PORT: busyPort, HOST: '127.0.0.1' }, message: /EADDRINUSE/ },
+      { entry: 'bin/worker.ts', env: { ...secured, BETA_DUCKDB_MEMORY_LIMIT: 'lots' }, message: /BETA_DUCKDB_MEMORY_LIMIT 'lots' is not a size DuckDB takes/ },
       { entry: 'bin/server.ts', env: { ...secured, TEMPORAL_TLS_CA: certs.rogueCa }, message: /TEMPORAL_TLS_CA=\S+rogue-ca\.pem did not sign/ },
       { entry: 'bin/worker.ts', env: { ...secured, TEMPORAL_TLS_CA: certs.rogueCa }, message: /TEMPORAL_TLS_CA=\S+rogue-ca\.pem did not sign/ },
       {
@@ -131,6 +138,7 @@ describe.skipIf(missing !== null)(`Temporal behind mutual TLS${missing ? ` (skip
       expect(stderr, entry).toMatch(message);
       expect(stderr, entry).not.toMatch(/^\s+at /m);
     }
+    busy.close();
     expect(fs.existsSync(dataDir)).toBe(true);
   }, 240_000);
 
