@@ -6,6 +6,7 @@
 import { JobService } from '../api/jobs/job-service.ts';
 import { buildServer } from '../api/server.ts';
 import { Engine } from '../engine/engine.ts';
+import { MODEL_NAMES, modelEntry } from '../models/contract/model-registry.ts';
 import { openBetaWorkspace } from './beta-workspace.ts';
 import { importLegacyKeysAtStart, openCheckedJobStore } from './open-store.ts';
 import { closeApi, handleShutdownSignals, orderShutdownOurselves, stopWorker } from './shutdown.ts';
@@ -13,6 +14,9 @@ import { cannotStart, loadConfigOrStop } from './start-up.ts';
 import { connectTemporal, jobWorkerOptions } from './temporal.ts';
 
 const config = loadConfigOrStop();
+// Checked here, not per request: every request without `?model=` would be refused for a parameter it never sent.
+if (!modelEntry(config.defaultModel))
+  cannotStart(new Error(`DEFAULT_MODEL '${config.defaultModel}' is not a model of this server (${MODEL_NAMES.join(', ')})`));
 // The worker's module is loaded only where this process runs one: it loads the Temporal SDK's
 // worker, and that loads webpack, neither of which an API replica (RUN_WORKER=false) uses.
 const workerModule = config.temporal.runWorker ? await import('../activities/job-worker.ts') : undefined;

@@ -98,6 +98,7 @@ describe.skipIf(missing !== null)(`Temporal behind mutual TLS${missing ? ` (skip
     const busyPort = String((busy.address() as AddressInfo).port);
     const cases: { entry: 'bin/server.ts' | 'bin/worker.ts'; env: Environment; message: RegExp }[] = [
       { entry: 'bin/server.ts', env: { ...secured, PORT: busyPort, HOST: '127.0.0.1' }, message: /EADDRINUSE/ },
+      { entry: 'bin/server.ts', env: { ...secured, DEFAULT_MODEL: 'aets2' }, message: /DEFAULT_MODEL 'aets2' is not a model of this server \(.*aets.*\)/ },
       { entry: 'bin/worker.ts', env: { ...secured, BETA_DUCKDB_MEMORY_LIMIT: 'lots' }, message: /BETA_DUCKDB_MEMORY_LIMIT 'lots' is not a size DuckDB takes/ },
       { entry: 'bin/server.ts', env: { ...secured, TEMPORAL_TLS_CA: certs.rogueCa }, message: /TEMPORAL_TLS_CA=\S+rogue-ca\.pem did not sign/ },
       { entry: 'bin/worker.ts', env: { ...secured, TEMPORAL_TLS_CA: certs.rogueCa }, message: /TEMPORAL_TLS_CA=\S+rogue-ca\.pem did not sign/ },
