@@ -249,10 +249,9 @@ export class JobService {
     return { code: 'internal_error', message: 'the job failed' };
   }
 
-  /** Whether jobs can be served now: Temporal answers and the job store can be read. Throws what failed, by name. */
   /**
    * Which dependencies jobs need do not answer within `timeoutMs`, checked together: `temporal`,
-   * `storage`, with why (for the log: the reasons may name addresses).
+   * `storage`, with why (for the log: the reasons may name addresses). None: jobs can be served.
    */
   async unready(timeoutMs: number): Promise<{ dependency: 'temporal' | 'storage'; reason: string }[]> {
     const check = async (dependency: 'temporal' | 'storage', work: () => Promise<unknown>) => {
