@@ -239,10 +239,9 @@ function executionProviders(raw: string | undefined): string[] | null {
   return names;
 }
 
-/** A count of threads: a positive whole number, else the default (as documented). */
+/** A thread count: unset takes the fallback; anything but a whole number from 1 stops the start (it used to fall back silently). */
 function threads(env: Environment, name: string, fallback: number): number {
-  const configured = Number(env[name]);
-  return Number.isInteger(configured) && configured > 0 ? configured : fallback;
+  return integer(env, name, fallback, 1);
 }
 
 export function parseApiKeys(raw: string | undefined): Config['envKeys'] {
@@ -268,6 +267,9 @@ function storageConfig(env: Environment, dataDir: string): StorageConfig {
   }
   if (parsed.protocol !== 'file:' && parsed.protocol !== 's3:') throw new Error(`STORAGE_URL must start with file:// or s3://; got '${url}'`);
   if (parsed.protocol === 's3:' && !parsed.host) throw new Error(`STORAGE_URL must name a bucket (s3://bucket/prefix); got '${url}'`);
+  // `file:data` reads as /data and `file://data/jobs` names a host: a relative folder cannot be a file URL.
+  if (parsed.protocol === 'file:' && (!url.startsWith('file://') || (parsed.host !== '' && parsed.host !== 'localhost')))
+    throw new Error(`STORAGE_URL must be an absolute file URL (file:///path/to/store); got '${url}'`);
   const endpoint = env.AWS_ENDPOINT_URL_S3 || env.AWS_ENDPOINT_URL || null;
   const pathStyle = env.STORAGE_S3_PATH_STYLE;
   if (pathStyle !== undefined && pathStyle !== '' && pathStyle !== 'true' && pathStyle !== 'false') {

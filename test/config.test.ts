@@ -20,6 +20,15 @@ test('whole-number settings take digits only: a fraction, hex, an exponent or a 
   expect(() => loadConfig({ PORT: ' ' })).toThrow(/PORT must be a whole number/);
 });
 
+test('thread counts and file stores: a bad value stops the start naming the variable, never a silent default', () => {
+  expect(loadConfig({ MODEL_THREADS: '3' }).engine.modelThreads).toBe(3);
+  for (const bad of ['0', 'two', '1.5']) expect(() => loadConfig({ MODEL_THREADS: bad }), bad).toThrow(/MODEL_THREADS must be a whole number >= 1/);
+  expect(() => loadConfig({ ONNX_THREADS: '-2' })).toThrow(/ONNX_THREADS must be a whole number >= 1/);
+  expect(loadConfig({ STORAGE_URL: 'file:///srv/forecasts' }).storage.url).toBe('file:///srv/forecasts');
+  for (const bad of ['file:relative', 'file://data/jobs'])
+    expect(() => loadConfig({ STORAGE_URL: bad }), bad).toThrow(`STORAGE_URL must be an absolute file URL (file:///path/to/store); got '${bad}'`);
+});
+
 test('RUN_WORKER: true by default; false or 0 (any case) turns the in-process worker off; anything else stops the start', () => {
   expect(loadConfig({}).temporal.runWorker).toBe(true);
   for (const off of ['false', 'FALSE', '0', ' false ']) expect(loadConfig({ RUN_WORKER: off }).temporal.runWorker, off).toBe(false);
