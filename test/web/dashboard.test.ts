@@ -279,6 +279,27 @@ describe.skipIf('missing' in chromium)(suite, () => {
     await screenshot(page, shots, '7-refused');
   });
 
+  test('an address naming no possible job or schedule is said so, and nothing is asked of the API', async () => {
+    const asked: string[] = [];
+    const listen = (req: { url(): string }) => asked.push(req.url());
+    page.on('request', listen);
+    try {
+      for (const [hash, message] of [
+        ['#/jobs/forecast/..', "no job '..': a job's id is letters, digits and dashes"],
+        ['#/schedules/..%2F..', "no schedule '..%2F..': a schedule's id is letters, digits and dashes"],
+      ]) {
+        await page.goto('about:blank');
+        await page.goto(`${base}/${hash}`);
+        await page.waitForSelector('.error');
+        expect(await text('.error')).toBe(message);
+      }
+      await new Promise((r) => setTimeout(r, 1_500));
+      expect(asked.filter((url) => /forecast-(jobs|schedules)/.test(url))).toEqual([]);
+    } finally {
+      page.off('request', listen);
+    }
+  });
+
   // Last: the cancelled job's chunks in flight still finish on the worker, and would slow what follows.
   test('a running job is cancelled from the jobs list', async () => {
     const series = hourlySeries(12, 24 * 12).map((s) => ({ ...s, fcds: [200, 210, 220, 230, 240, 250, 260, 270] }));

@@ -13,6 +13,12 @@ export function parseRoute(hash: string): Route {
   return { page: 'jobs' };
 }
 
+/**
+ * Whether an id from the address bar can name a job or a schedule: letters, digits and dashes.
+ * Any other (`..`, an encoded slash) would make its API path another route once the URL is resolved.
+ */
+export const isPlainId = (id: string): boolean => /^[\w-]+$/.test(id);
+
 export const jobHref = (kind: JobKind, id: string): string => `#/jobs/${kind}/${id}`;
 export const scheduleHref = (id: string): string => `#/schedules/${id}`;
 

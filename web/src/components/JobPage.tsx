@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { ApiError, download, getJson, request } from '../api.ts';
 import { usePolling } from '../polling.ts';
+import { isPlainId } from '../route.ts';
 import type { JobKind, JobStatus } from '../types.ts';
 import { JobState } from './JobState.tsx';
 import { Leaderboard } from './Leaderboard.tsx';
@@ -17,9 +18,10 @@ const REFRESH_MS = 1000;
 export function JobPage({ kind, id }: { kind: JobKind; id: string }) {
   const prefix = kind === 'beta' ? `/v1-beta/forecast-jobs/${id}` : `/forecast-jobs/${id}`;
   const [status, setStatus] = useState<JobStatus | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  // An id from the address bar that no job can have is not asked for.
+  const [error, setError] = useState<string | null>(isPlainId(id) ? null : `no job '${id}': a job's id is letters, digits and dashes`);
   // A job that is not there (any more) or not the caller's: asking again would not change that.
-  const [gone, setGone] = useState(false);
+  const [gone, setGone] = useState(!isPlainId(id));
   // `n` counts the rows opened: the same row opened again, after the browser was moved by hand, opens it anew.
   const [selected, setSelected] = useState<{ series: number; fcd: number; n: number }>({ series: 0, fcd: 0, n: 0 });
   const fail = (err: unknown) => {

@@ -1,6 +1,7 @@
 import { useRef, useState } from 'preact/hooks';
 import { ApiError, getJson, patchJson, request } from '../api.ts';
 import { usePolling } from '../polling.ts';
+import { isPlainId } from '../route.ts';
 import type { Schedule, ScheduledRun } from '../types.ts';
 import { MetricTrend } from './MetricTrend.tsx';
 import { ScheduleDetails } from './ScheduleDetails.tsx';
@@ -17,11 +18,12 @@ export function SchedulePage({ id }: { id: string }) {
   const base = `/v1-beta/forecast-schedules/${id}`;
   const [schedule, setSchedule] = useState<Schedule | null>(null);
   const [runs, setRuns] = useState<ScheduledRun[] | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  // An id from the address bar that no schedule can have is not asked for.
+  const [error, setError] = useState<string | null>(isPlainId(id) ? null : `no schedule '${id}': a schedule's id is letters, digits and dashes`);
   const [notice, setNotice] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   // A schedule that is not there (any more) or not the caller's: asking again would not change that.
-  const [gone, setGone] = useState(false);
+  const [gone, setGone] = useState(!isPlainId(id));
   // The runs as last read: an unchanged answer keeps the same array, so the chart is not drawn again.
   const lastRuns = useRef('');
   const fail = (err: unknown) => {
