@@ -2,6 +2,7 @@ import { candidates, estimable, fitWith, forecastMean, selectCes, usesSeason, ty
 import { forecastSd } from './ces-intervals.ts';
 import { discountGrowth, type CesParameters, type CesVariant } from './recursion.ts';
 import { gaussianQuantiles } from '../../numerics/normal.ts';
+import { constantForecast, isExactlyConstant } from '../../contract/constant-forecast.ts';
 import { ModelInputError, type ForecastOutput, type ForecastTask, type LocalModel } from '../../contract/model-interface.ts';
 
 /**
@@ -60,13 +61,6 @@ function checkTask(task: ForecastTask): void {
   }
 }
 
-const isConstant = (y: Float64Array) => y.every((v) => v === y[0]);
-
-function constantForecast(task: ForecastTask): ForecastOutput {
-  const flat = new Float64Array(task.horizon).fill(task.history[0]);
-  return { mean: flat, quantiles: task.quantiles.map(() => flat.slice()) };
-}
-
 function output(fit: CesFit, task: ForecastTask): ForecastOutput {
   const mean = forecastMean(fit, task.horizon);
   const quantiles = task.quantiles.length > 0 ? gaussianQuantiles(mean, forecastSd(fit, task.horizon), task.quantiles) : [];
@@ -82,7 +76,7 @@ function select(task: ForecastTask): CesFit {
 /** Selects and fits the variant on the task's history; null for a constant history (no fit). */
 export function fitCes(task: ForecastTask): CesChoice | null {
   checkTask(task);
-  if (isConstant(task.history)) return null;
+  if (isExactlyConstant(task.history)) return null;
   const { variant, m, parameters } = select(task);
   return { variant, m, parameters, seasonTried: usesSeason(task.history.length, seasonOf(task)) };
 }
@@ -90,7 +84,7 @@ export function fitCes(task: ForecastTask): CesChoice | null {
 /** Forecasts with a kept variant and parameters: the new history only passes through the recursion. */
 export function forecastWithCes(choice: CesChoice | null, task: ForecastTask): ForecastOutput {
   checkTask(task);
-  if (isConstant(task.history)) return constantForecast(task);
+  if (isExactlyConstant(task.history)) return constantForecast(task.history[0], task.horizon, task.quantiles.length);
   // A constant history kept no fit; once the series moves there is nothing to keep: fit it.
   if (choice === null) return cesForecast(task);
   const seasonNow = usesSeason(task.history.length, seasonOf(task));
@@ -105,7 +99,7 @@ export function forecastWithCes(choice: CesChoice | null, task: ForecastTask): F
 
 export function cesForecast(task: ForecastTask): ForecastOutput {
   checkTask(task);
-  if (isConstant(task.history)) return constantForecast(task);
+  if (isExactlyConstant(task.history)) return constantForecast(task.history[0], task.horizon, task.quantiles.length);
   return output(select(task), task);
 }
 

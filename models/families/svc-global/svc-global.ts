@@ -14,6 +14,7 @@ import { buildSchema, centerAt, chooseCenter, fillRow, fitCategoryCodes, seriesS
 import { symmetricOffset } from '../../numerics/conformal.ts';
 import { sortedQuantile } from '../../numerics/empirical-quantile.ts';
 import { groupByCutoff } from './cutoff-groups.ts';
+import { constantForecast, isExactlyConstant } from '../../contract/constant-forecast.ts';
 
 /**
  * svc-global: the service's own global model. One gradient-boosted tree ensemble (gbdt.ts) is
@@ -230,16 +231,6 @@ function fitGroup(all: SeriesData[], baseSchema: Schema, cutoff: number, levels:
   return { model, schema, quantiles: errorQuantiles(errors, horizon, levels) };
 }
 
-/**
- * A constant history's forecast: its value, every quantile too, as the local models give it. Its
- * own data show no change, and its scale (its level, for want of differences) would turn the
- * changes the trees learned from other series into moves of its whole size.
- */
-function steady(value: number, horizon: number, levels: number): ForecastOutput {
-  const flat = () => new Float64Array(horizon).fill(value);
-  return { mean: flat(), quantiles: Array.from({ length: levels }, flat) };
-}
-
 export function createSvcGlobal(options: SvcGlobalOptions = DEFAULT_OPTIONS): GlobalModel {
   return {
     name: 'svc-global',
@@ -294,8 +285,10 @@ export function createSvcGlobal(options: SvcGlobalOptions = DEFAULT_OPTIONS): Gl
         const means = forecastRecursive(fitted.model, fitted.schema, items, horizon);
         group.tasks.forEach((i, k) => {
           const history = tasks[i].history;
-          if (history.every((v) => v === history[0])) {
-            outputs[i] = steady(history[0], horizon, levels.length);
+          // A constant history's own data show no change, and its scale (its level, for want of
+          // differences) would turn the changes the trees learned elsewhere into moves of its whole size.
+          if (isExactlyConstant(history)) {
+            outputs[i] = constantForecast(history[0], horizon, levels.length);
             return;
           }
           const mean = means[k];

@@ -1,6 +1,7 @@
 import { fitWith, forecastMean, selectTheta, type ThetaFit, type ThetaParameters, type ThetaVariant } from './theta-estimation.ts';
 import { pathQuantiles, residualSigma, simulatePaths } from './theta-intervals.ts';
 import { deseasonalise, reseasonalise, seasonalAdjustment, type SeasonalAdjustment } from './seasonal.ts';
+import { constantForecast, isExactlyConstant } from '../../contract/constant-forecast.ts';
 import { ModelInputError, type ForecastOutput, type ForecastTask, type LocalModel } from '../../contract/model-interface.ts';
 
 /**
@@ -33,13 +34,6 @@ function checkTask(task: ForecastTask): void {
   if (history.length <= 3) throw new ModelInputError(`theta needs at least 4 observations of history; got ${history.length}`);
 }
 
-const isConstant = (y: Float64Array) => y.every((v) => v === y[0]);
-
-function constantForecast(task: ForecastTask): ForecastOutput {
-  const flat = new Float64Array(task.horizon).fill(task.history[0]);
-  return { mean: flat, quantiles: task.quantiles.map(() => flat.slice()) };
-}
-
 /** The seasonal test and decomposition run on every history, fitted or not. */
 function adjusted(task: ForecastTask): { y: Float64Array; adjustment: SeasonalAdjustment | null } {
   const adjustment = seasonalAdjustment(task.history, Math.max(1, Math.round(task.seasonLength)));
@@ -63,7 +57,7 @@ function output(fit: ThetaFit, adjustment: SeasonalAdjustment | null, task: Fore
 /** Selects and fits the variant on the task's history; null for a constant history (no fit). */
 export function fitTheta(task: ForecastTask): ThetaChoice | null {
   checkTask(task);
-  if (isConstant(task.history)) return null;
+  if (isExactlyConstant(task.history)) return null;
   const fit = selectTheta(adjusted(task).y);
   if (fit === null) throw new ModelInputError('theta could not fit any Theta model to this history (every fit was numerically unstable)');
   return { variant: fit.variant, parameters: fit.parameters };
@@ -72,7 +66,7 @@ export function fitTheta(task: ForecastTask): ThetaChoice | null {
 /** Forecasts with a kept variant and parameters: the new observations only pass through the filter. */
 export function forecastWithTheta(choice: ThetaChoice | null, task: ForecastTask): ForecastOutput {
   checkTask(task);
-  if (isConstant(task.history)) return constantForecast(task);
+  if (isExactlyConstant(task.history)) return constantForecast(task.history[0], task.horizon, task.quantiles.length);
   // A constant history kept no fit; once the series moves there is nothing to keep: fit it.
   if (choice === null) return thetaForecast(task);
   const { y, adjustment } = adjusted(task);
@@ -81,7 +75,7 @@ export function forecastWithTheta(choice: ThetaChoice | null, task: ForecastTask
 
 export function thetaForecast(task: ForecastTask): ForecastOutput {
   checkTask(task);
-  if (isConstant(task.history)) return constantForecast(task);
+  if (isExactlyConstant(task.history)) return constantForecast(task.history[0], task.horizon, task.quantiles.length);
   const { y, adjustment } = adjusted(task);
   const fit = selectTheta(y);
   if (fit === null) throw new ModelInputError('theta could not fit any Theta model to this history (every fit was numerically unstable)');
