@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import type { Settings } from '../forecast-input.ts';
+import { MAX_WINDOWS, type Settings } from '../forecast-input.ts';
 import { useModelChoices, type ModelChoice } from '../model-catalogue.ts';
 
 /** Frequencies as the server's OpenAPI document lists them, so the form never drifts from the API. */
@@ -63,7 +63,7 @@ export function PlaygroundForm({ state, onChange }: { state: FormState; onChange
       </label>
       <label title="A backtest job forecasts this many horizons at the end of each series and scores them">
         Backtest windows
-        <input name="windows" type="number" min={1} max={100} value={state.windows} onInput={(e) => set({ windows: Number(value(e)) })} />
+        <input name="windows" type="number" min={1} max={MAX_WINDOWS} value={state.windows} onInput={(e) => set({ windows: Number(value(e)) })} />
       </label>
     </div>
   );
